@@ -1,0 +1,403 @@
+"""One group conversation and its rounds: the single code path for CLI, GUI, eval and training.
+
+A round, as data::
+
+    user text -> safety check -> Director {speaker, directive} -> Speaker prompt (persona +
+    transcript + directive) -> streamed tokens -> cleanup -> message committed -> Director again
+    ... until the round ends or the speaker cap is reached
+
+``GroupChat.send`` yields ``Event`` objects: ``round_start``, ``notice``, ``safety``,
+``director``, ``token``, ``message``, ``round_end``, ``error``.
+
+Context policy (stated, so long conversations never crash): each companion sees its persona, then
+as much recent transcript as fits. When the prompt would overflow the context window, the oldest
+messages are dropped in one block, keeping roughly the newest half of the budget, so the kept
+prefix stays stable (and cached) for many turns after each trim. Any single message longer than a
+quarter of the context is shown to companions with its middle cut out (the full text is stored).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from .director import Decision, Policy, RoundState, find_addressed, make_policy
+from .errors import InputError, MascotError
+from .personas import Persona, PersonaSet
+from .runtime import Backend, GenRequest
+
+MAX_MESSAGE_CHARS = 100_000
+
+
+@dataclass
+class Event:
+    type: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.data}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+
+@dataclass
+class ChatSettings:
+    policy: str = "director"
+    max_speakers: int = 3
+    min_speakers: int = 2
+    user_name: str = "User"
+    region: str | None = None
+    seed: int | None = None
+    model: str | None = None             # group default model (name or path); None = bundled
+    director_model: str | None = None    # None = the group default model
+    max_tokens: int | None = None        # override every persona's max_tokens
+    temperature: float | None = None     # override every persona's temperature
+
+    def validate(self) -> None:
+        from .director import POLICIES
+        if self.policy not in POLICIES:
+            raise InputError(f"Unknown policy '{self.policy}'; use one of: {', '.join(POLICIES)}.")
+        if not 1 <= self.max_speakers <= 8:
+            raise InputError(f"--max-speakers must be between 1 and 8, not {self.max_speakers}.")
+        if self.min_speakers < 1:
+            raise InputError("--min-speakers must be at least 1.")
+        self.min_speakers = min(self.min_speakers, self.max_speakers)
+
+
+def sanitize_user_text(text: str) -> str:
+    """Drop control and binary characters; keep every script and emoji. Raises InputError."""
+    if not isinstance(text, str):
+        raise InputError("The message must be text.")
+    cleaned = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cs", "Co", "Cn"))
+    cleaned = cleaned.replace("\t", " ").strip()
+    if not cleaned:
+        raise InputError("The message is empty (or only control characters); type something to send.")
+    if len(cleaned) > MAX_MESSAGE_CHARS:
+        raise InputError(f"The message is {len(cleaned):,} characters; the limit is "
+                         f"{MAX_MESSAGE_CHARS:,}. Send a shorter part.")
+    return cleaned
+
+
+_SPECIAL = re.compile(r"<\|[^|>]{1,30}\|>|</?s>|\[/?INST\]")
+
+
+def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> tuple[str, bool]:
+    """Cut anything the model wrote as someone else. Returns (text, had_role_confusion)."""
+    text = _SPECIAL.sub("", text).replace("\r", "")
+    # Drop a leading "Speaker:" the model may write for itself (also **Speaker:**), or a label
+    # it invents ("Drama: ..."); a leading label naming another member is role confusion (below).
+    text = re.sub(rf"^\s*\**{re.escape(speaker)}\**\s*:\s*", "", text, flags=re.IGNORECASE)
+    lead = re.match(r"^\s*\**([A-Z][a-z]{1,20})\**:\s+", text)
+    if lead and lead.group(1).lower() not in {n.lower() for n in others + [user_name, "user"]}:
+        text = text[lead.end():]
+    names = [n for n in others + [user_name, "User", "Director", "Assistant"] if n and n.lower() != speaker.lower()]
+    confused = False
+    if names:
+        alt = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+        m = re.search(rf"(?:^|\n|(?<=[.!?…])\s+)\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE)
+        if m:
+            text = text[: m.start()]
+            confused = True
+    # The model may also start a fresh line as itself: keep only its first message block.
+    m = re.search(rf"\n\s*\**{re.escape(speaker)}\**\s*:", text, flags=re.IGNORECASE)
+    if m:
+        text = text[: m.start()]
+    # ... or invent a new participant ("Chat: ...", "Friend 2: ..."), which is the same failure.
+    m = re.search(r"\n\s*\**[A-Z][A-Za-z]{1,20}(?: [A-Z0-9][A-Za-z0-9]{0,20})?\**\s*:\s", text)
+    if m:
+        text = text[: m.start()]
+        confused = True
+    text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    return text, confused
+
+
+@dataclass
+class TranscriptItem:
+    role: str          # user | companion | safety
+    speaker: str
+    text: str
+    id: int | None = None
+
+
+class GroupChat:
+    """A conversation with a persona set. Not thread-safe: run one round at a time."""
+
+    def __init__(self, group: PersonaSet, *, settings: ChatSettings | None = None,
+                 store: Any = None, backend_for: Callable[[str | None], Backend] | None = None,
+                 conversation_id: int | None = None, title: str | None = None):
+        self.group = group
+        self.settings = settings or ChatSettings()
+        self.settings.validate()
+        self.store = store
+        self._backend_for = backend_for or default_backend_factory(store)
+        self.members: list[Persona] = list(group.members)
+        self.muted: set[str] = set()
+        self.transcript: list[TranscriptItem] = []
+        self._starts: dict[str, int] = {}
+        self._policy: Policy | None = None
+        self.round = 0
+        self.conversation_id = conversation_id
+        if store is not None:
+            if conversation_id is None:
+                self.conversation_id = store.create_conversation(
+                    title=title or f"{group.title}", group_name=group.name,
+                    policy=self.settings.policy, max_speakers=self.settings.max_speakers,
+                    members=[p.to_dict() for p in self.members])
+            else:
+                self._load(conversation_id)
+
+    # -- state --------------------------------------------------------------------------------
+    def _load(self, cid: int) -> None:
+        from .personas import persona_from_dict
+        conv = self.store.conversation(cid)
+        rows = self.store.members(cid)
+        if rows:
+            self.members = [persona_from_dict(r["persona"]) for r in rows]
+            self.muted = {r["name"] for r in rows if r["muted"]}
+        for m in self.store.messages(cid):
+            self.transcript.append(TranscriptItem(m["role"], m["speaker"], m["text"], m["id"]))
+        self.round = self.store.last_round(cid)
+        self.settings.policy = conv.get("policy") or self.settings.policy
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.members]
+
+    def member(self, name: str) -> Persona:
+        for p in self.members:
+            if p.name.lower() == name.lower():
+                return p
+        raise InputError(f"No companion named '{name}'; members are: {', '.join(self.names)}.")
+
+    def mute(self, name: str, muted: bool = True) -> None:
+        p = self.member(name)
+        (self.muted.add if muted else self.muted.discard)(p.name)
+        if self.store is not None and self.conversation_id is not None:
+            self.store.set_member_muted(self.conversation_id, p.name, muted)
+
+    def policy(self) -> Policy:
+        if self._policy is None or self._policy.name != self.settings.policy:
+            backend = self._backend_for(self.settings.director_model or self.settings.model) \
+                if self.settings.policy == "director" else None
+            self._policy = make_policy(self.settings.policy, backend, self.settings.seed)
+        return self._policy
+
+    def _backend(self, persona: Persona) -> Backend:
+        return self._backend_for(persona.model or self.settings.model)
+
+    # -- prompts --------------------------------------------------------------------------------
+    def _clip(self, text: str, backend: Backend) -> str:
+        limit = max(64, backend.n_ctx // 4)
+        n = backend.count_tokens(text)
+        if n <= limit:
+            return text
+        keep = int(len(text) * (limit / n) * 0.9) // 2
+        return text[:keep].rstrip() + " […] " + text[-keep:].lstrip()
+
+    def _transcript_messages(self, persona: Persona, backend: Backend) -> list[dict[str, str]]:
+        out = []
+        for item in self.transcript:
+            if item.role == "companion" and item.speaker == persona.name:
+                out.append({"role": "assistant", "content": self._clip(item.text, backend)})
+            else:
+                who = self.settings.user_name if item.role == "user" else item.speaker
+                out.append({"role": "user", "content": f"{who}: {self._clip(item.text, backend)}"})
+        return out
+
+    def _trim_start(self, key: str, costs: list[int], budget: int) -> int:
+        """Apply the context policy to one reader (a companion or the Director): return the index
+        of the oldest transcript item it sees. The index only moves when the transcript would
+        overflow ``budget``; then it jumps so the kept part uses about half the budget."""
+        start = min(self._starts.get(key, 0), len(costs))
+        if sum(costs[start:]) > budget:
+            start, used = len(costs), 0
+            while start > 0 and used + costs[start - 1] <= budget // 2:
+                start -= 1
+                used += costs[start]
+            self._starts[key] = start
+        return start
+
+    def _fit(self, key: str, head: list[dict[str, str]], body: list[dict[str, str]],
+             tail: list[dict[str, str]], backend: Backend, reserve: int) -> list[dict[str, str]]:
+        cost = lambda m: backend.count_tokens(m["content"]) + 6
+        budget = backend.n_ctx - reserve - 16 - sum(map(cost, head)) - sum(map(cost, tail))
+        start = self._trim_start(key, [cost(m) for m in body], budget)
+        return head + body[start:] + tail
+
+    def speaker_request(self, persona: Persona, directive: str) -> GenRequest:
+        backend = self._backend(persona)
+        s = persona.sampling_settings()
+        max_tokens = int(self.settings.max_tokens or s["max_tokens"])
+        head = [{"role": "system", "content": persona.system_prompt(self.names, self.settings.user_name)}]
+        body = self._transcript_messages(persona, backend)
+        note = (f"Director's note for {persona.name}: {directive}" if directive
+                else f"It is {persona.name}'s turn.")
+        # A user-role tail: small models follow the last user turn far better than a system
+        # note (checked by hand on the bundled model: replies stay on the user's topic).
+        tail = [{"role": "user", "content": f"({note}) Reply now as {persona.name}, briefly and in character."}]
+        messages = self._fit(persona.name, head, body, tail, backend, max_tokens)
+        others = [n for n in self.names if n != persona.name] + [self.settings.user_name]
+        stop = sorted({f"\n{n}:" for n in others} | {f"\n**{n}" for n in others}
+                      | {"\nUser:", "\n\n", "<|im_end|>", "<|im_start|>", "<|endoftext|>"})
+        return GenRequest(slot=persona.name, messages=messages, max_tokens=max_tokens,
+                          temperature=float(self.settings.temperature if self.settings.temperature is not None
+                                            else s["temperature"]),
+                          top_p=float(s["top_p"]), top_k=int(s["top_k"]),
+                          repeat_penalty=float(s["repeat_penalty"]), stop=stop,
+                          seed=self.settings.seed)
+
+    def _director_transcript(self, backend: Backend) -> list[dict[str, str]]:
+        items = [{"speaker": self.settings.user_name if t.role == "user" else t.speaker,
+                  "text": self._clip(t.text, backend)} for t in self.transcript]
+        costs = [backend.count_tokens(i["text"]) + 8 for i in items]
+        return items[self._trim_start("__director__", costs, backend.n_ctx // 2):]
+
+    # -- a round ----------------------------------------------------------------------------------
+    def send(self, text: str, cancel: threading.Event | None = None) -> Iterator[Event]:
+        """Run one round for the user's message, yielding events. Never raises MascotError
+        mid-round: failures become an ``error`` event; the user's message is kept."""
+        text = sanitize_user_text(text)
+        cancel = cancel or threading.Event()
+        t_round = time.perf_counter()
+        self.round += 1
+        uid = self._commit("user", self.settings.user_name, text)
+        self.transcript.append(TranscriptItem("user", self.settings.user_name, text, uid))
+        yield Event("round_start", {"round": self.round, "conversation_id": self.conversation_id,
+                                    "message_id": uid, "text": text})
+        spoken: list[str] = []
+        cancelled = False
+        try:
+            from . import safety
+            verdict = safety.assess(text)
+            if verdict.risk:
+                yield from self._safety_round(verdict, spoken)
+                return
+            active = [p for p in self.members if p.name not in self.muted]
+            if not active:
+                yield Event("notice", {"text": "Every companion is muted; unmute one to get replies."})
+                return
+            probe = self._backend(active[0])
+            if probe.count_tokens(text) > probe.n_ctx // 4:
+                yield Event("notice", {"text": "Your message is longer than the companions can read at "
+                                               "once; they will see its beginning and end."})
+            last = next((t.speaker for t in reversed(self.transcript[:-1]) if t.role == "companion"), None)
+            state = RoundState(members=active, user_name=self.settings.user_name, user_text=text,
+                               max_speakers=self.settings.max_speakers,
+                               min_speakers=self.settings.min_speakers,
+                               addressed=find_addressed(text, [p.name for p in active]),
+                               spoken=spoken, last_speaker=last)
+            policy = self.policy()
+            while not cancel.is_set():
+                dir_backend = getattr(policy, "backend", None)
+                transcript = self._director_transcript(dir_backend) if dir_backend else []
+                decision = policy.next(state, transcript)
+                if cancel.is_set():
+                    break
+                yield Event("director", {"speaker": decision.speaker, "directive": decision.directive,
+                                         "source": decision.source, "valid": decision.valid,
+                                         "seconds": round(decision.seconds, 3)})
+                if decision.speaker is None:
+                    break
+                persona = self.member(decision.speaker)
+                yield from self._speak(persona, decision, cancel)
+                spoken.append(persona.name)
+            cancelled = cancel.is_set()
+        except MascotError as e:
+            yield Event("error", {"message": str(e)})
+        finally:
+            yield Event("round_end", {"round": self.round, "speakers": list(spoken),
+                                      "cancelled": cancelled or cancel.is_set(),
+                                      "seconds": round(time.perf_counter() - t_round, 3)})
+
+    def _speak(self, persona: Persona, decision: Decision, cancel: threading.Event) -> Iterator[Event]:
+        req = self.speaker_request(persona, decision.directive)
+        backend = self._backend(persona)
+        others = [n for n in self.names if n != persona.name]
+        t0 = time.perf_counter()
+        raw = ""
+        for attempt in range(2):
+            gen = backend.generate(req, cancel)
+            raw = ""
+            shown = ""
+            for piece in gen:
+                raw += piece
+                visible, _ = clean_reply(raw, persona.name, others, self.settings.user_name)
+                if visible.startswith(shown) and len(visible) > len(shown):
+                    yield Event("token", {"speaker": persona.name, "text": visible[len(shown):]})
+                    shown = visible
+            text, confused = clean_reply(raw, persona.name, others, self.settings.user_name)
+            if text or cancel.is_set():
+                break
+            req.seed = (req.seed or 0) + 101  # empty after cleanup: one retry with another seed
+            req.temperature = max(0.8, req.temperature)
+        stats = gen.stats
+        if not text:
+            if not cancel.is_set():
+                yield Event("notice", {"text": f"{persona.name} had nothing to add."})
+            return
+        status = "cancelled" if cancel.is_set() else "done"
+        mid = self._commit("companion", persona.name, text, directive=decision.directive,
+                           model=stats.model, prompt_tokens=stats.prompt_tokens,
+                           prefilled_tokens=stats.prefilled_tokens,
+                           completion_tokens=stats.completion_tokens,
+                           latency_ms=round((time.perf_counter() - t0) * 1000, 1),
+                           ttft_ms=round(stats.ttft * 1000, 1), status=status,
+                           meta={"role_confusion": confused, "director_valid": decision.valid,
+                                 "source": decision.source})
+        self.transcript.append(TranscriptItem("companion", persona.name, text, mid))
+        yield Event("message", {"id": mid, "speaker": persona.name, "text": text,
+                                "directive": decision.directive, "color": persona.color,
+                                "status": status, "role_confusion": confused,
+                                "prompt_tokens": stats.prompt_tokens,
+                                "prefilled_tokens": stats.prefilled_tokens,
+                                "completion_tokens": stats.completion_tokens,
+                                "ttft_ms": round(stats.ttft * 1000, 1),
+                                "latency_ms": round((time.perf_counter() - t0) * 1000, 1)})
+
+    def _safety_round(self, verdict: Any, spoken: list[str]) -> Iterator[Event]:
+        """A crisis signal: resources and a supportive, out-of-role-play reply, no role-play."""
+        from . import safety
+        resources = safety.resources_for(verdict, self.settings.region)
+        yield Event("safety", {"category": verdict.category, "level": verdict.level,
+                               "evidence": verdict.evidence, "resources": resources,
+                               "disclosure": safety.DISCLOSURE})
+        lead = next((p for p in self.members if p.name not in self.muted), self.members[0])
+        text = safety.crisis_message(verdict, resources, companion_name=lead.name)
+        mid = self._commit("safety", lead.name, text, directive="safety response (no role-play)",
+                           meta={"category": verdict.category, "level": verdict.level})
+        self.transcript.append(TranscriptItem("safety", lead.name, text, mid))
+        yield Event("message", {"id": mid, "speaker": lead.name, "text": text, "color": lead.color,
+                                "directive": "safety response (no role-play)", "status": "done",
+                                "safety": True})
+        spoken.append(lead.name)
+
+    def _commit(self, role: str, speaker: str, text: str, **fields: Any) -> int | None:
+        if self.store is None or self.conversation_id is None:
+            return None
+        return self.store.add_message(self.conversation_id, round=self.round, role=role,
+                                      speaker=speaker, text=text, **fields)
+
+
+def default_backend_factory(store: Any = None, n_ctx: int = 4096) -> Callable[[str | None], Backend]:
+    """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime."""
+    from .models import ModelRegistry, bundled_model_path
+    from .runtime import RuntimePool
+    pool = RuntimePool(n_ctx=n_ctx)
+    registry = ModelRegistry(store) if store is not None else None
+
+    def factory(model: str | None) -> Backend:
+        if not model:
+            return pool.get(bundled_model_path())
+        if registry is not None:
+            return pool.get(registry.get(model).path)
+        return pool.get(model)
+
+    factory.pool = pool  # type: ignore[attr-defined]
+    return factory

@@ -1,0 +1,412 @@
+"""The ``mascot`` command line: chat, personas, models, history.
+
+Every error is one line on stderr and a non-zero exit code; unexpected failures are logged with
+their traceback to ``<data folder>/logs/mascot.log`` and shown as one line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import InputError, MascotError, NotFound
+
+log = logging.getLogger("mascot")
+
+
+def _store() -> Any:
+    from .storage import Store
+    return Store()
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    c = color.lstrip("#")
+    return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
+
+
+def paint(text: str, color: str | None, enabled: bool, bold: bool = True) -> str:
+    if not enabled or not color:
+        return text
+    r, g, b = _rgb(color)
+    return f"\x1b[{'1;' if bold else ''}38;2;{r};{g};{b}m{text}\x1b[0m"
+
+
+@click.group()
+@click.version_option(package_name="mascot")
+def cli() -> None:
+    """Mascot: a private group chat with AI companions, running entirely on this computer."""
+
+
+# -- chat ---------------------------------------------------------------------------------------
+
+@cli.command()
+@click.option("--group", "-g", default="support", show_default=True,
+              help="A bundled/imported persona set (support, workplace, writers-room) or a .json/.png file.")
+@click.option("--policy", "-p", type=click.Choice(["director", "round-robin", "random", "all"]),
+              default="director", show_default=True, help="Who speaks next.")
+@click.option("--max-speakers", type=int, default=3, show_default=True,
+              help="At most this many companions answer per round (`all` ignores it).")
+@click.option("--min-speakers", type=int, default=2, show_default=True,
+              help="The Director may end a round only after this many companions spoke.")
+@click.option("--say", "say", default=None, help="Send one message, run one round and exit.")
+@click.option("--json", "as_json", is_flag=True, help="With --say: print one JSON object per event.")
+@click.option("--conversation", "-c", type=int, default=None, help="Continue a stored conversation by id.")
+@click.option("--model", "-m", default=None, help="Model for companions without their own (name or .gguf path).")
+@click.option("--director-model", default=None, help="Model for the Director (default: --model).")
+@click.option("--region", default=None, help="Crisis resources region (US, UK, CA, AU, IE, DE, FR, IN, NZ, INTL).")
+@click.option("--seed", type=int, default=None, help="Sampling seed, for repeatable rounds.")
+@click.option("--max-tokens", type=int, default=None, help="Longest reply in tokens (default per persona).")
+@click.option("--name", "user_name", default="User", show_default=True, help="What the companions call you.")
+@click.option("--no-color", is_flag=True, help="Plain text output.")
+@click.option("--no-save", is_flag=True, help="Do not store this conversation in the history.")
+def chat(group: str, policy: str, max_speakers: int, min_speakers: int, say: str | None,
+         as_json: bool, conversation: int | None, model: str | None, director_model: str | None,
+         region: str | None, seed: int | None, max_tokens: int | None, user_name: str,
+         no_color: bool, no_save: bool) -> None:
+    """Talk with a group of companions (interactive, or one round with --say)."""
+    from .chat import ChatSettings, GroupChat
+    from .personas import load_set
+    from .safety import DISCLOSURE
+
+    if as_json and say is None:
+        raise InputError("--json needs --say \"TEXT\" (one round, machine-readable).")
+    if max_tokens is not None and not 8 <= max_tokens <= 1024:
+        raise InputError("--max-tokens must be between 8 and 1024.")
+    settings = ChatSettings(policy=policy, max_speakers=max_speakers, min_speakers=min_speakers,
+                            user_name=user_name.strip() or "User", region=region, seed=seed,
+                            model=model, director_model=director_model, max_tokens=max_tokens)
+    store = None if no_save else _store()
+    pset = load_set(group)
+    session = GroupChat(pset, settings=settings, store=store, conversation_id=conversation)
+    color = sys.stdout.isatty() and not no_color and not as_json
+    if say is not None:
+        _round(session, say, as_json, color)
+        return
+    click.echo(paint(f"{pset.title}", "#888888", color) + " — " + ", ".join(
+        paint(p.name, p.color, color) for p in session.members))
+    click.echo(DISCLOSURE)
+    click.echo("Type a message and press Enter. /help for commands, /quit to leave; Ctrl+C stops a round.")
+    while True:
+        try:
+            line = input(paint("You> ", "#aaaaaa", color))
+        except (EOFError, KeyboardInterrupt):
+            click.echo()
+            break
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/"):
+            if _command(session, line):
+                break
+            continue
+        try:
+            _round(session, line, False, color)
+        except MascotError as e:
+            click.echo(f"Error: {e}", err=True)
+
+
+def _command(session: Any, line: str) -> bool:
+    cmd, _, arg = line[1:].partition(" ")
+    arg = arg.strip()
+    if cmd in ("quit", "exit", "q"):
+        return True
+    if cmd == "help":
+        click.echo("/mute NAME, /unmute NAME, /policy director|round-robin|random|all, "
+                   "/max N, /who, /quit")
+    elif cmd in ("mute", "unmute"):
+        try:
+            session.mute(arg, cmd == "mute")
+            click.echo(f"{arg} {'muted' if cmd == 'mute' else 'unmuted'}.")
+        except MascotError as e:
+            click.echo(f"Error: {e}", err=True)
+    elif cmd == "policy":
+        from .director import POLICIES
+        if arg not in POLICIES:
+            click.echo(f"Error: use one of {', '.join(POLICIES)}.", err=True)
+        else:
+            session.settings.policy = arg
+            click.echo(f"Policy: {arg}.")
+    elif cmd == "max":
+        if arg.isdigit() and 1 <= int(arg) <= 8:
+            session.settings.max_speakers = int(arg)
+            session.settings.min_speakers = min(session.settings.min_speakers, int(arg))
+        else:
+            click.echo("Error: /max takes a number from 1 to 8.", err=True)
+    elif cmd == "who":
+        for p in session.members:
+            click.echo(f"{p.name}{' (muted)' if p.name in session.muted else ''}: {p.role}")
+    else:
+        click.echo(f"Error: unknown command /{cmd}; try /help.", err=True)
+    return False
+
+
+def _round(session: Any, text: str, as_json: bool, color: bool) -> None:
+    """Run one round in a worker thread so Ctrl+C cancels it cleanly."""
+    cancel = threading.Event()
+    events: queue.Queue = queue.Queue()
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for ev in session.send(text, cancel):
+                events.put(ev)
+        except BaseException as e:  # delivered to the main thread
+            failure.append(e)
+        finally:
+            events.put(None)
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    colors = {p.name: p.color for p in session.members}
+    streaming: str | None = None
+    errors: list[str] = []
+    while True:
+        try:
+            ev = events.get()
+        except KeyboardInterrupt:
+            cancel.set()
+            click.echo("\n[stopping…]", err=True)
+            continue
+        if ev is None:
+            break
+        if as_json:
+            if ev.type != "token":
+                click.echo(ev.to_json())
+            if ev.type == "error":
+                errors.append(ev.data["message"])
+            continue
+        if ev.type == "token":
+            if streaming != ev.data["speaker"]:
+                streaming = ev.data["speaker"]
+                click.echo(paint(f"{streaming}: ", colors.get(streaming), color), nl=False)
+            click.echo(ev.data["text"], nl=False)
+        elif ev.type == "message":
+            if streaming != ev.data["speaker"]:  # safety messages are not streamed
+                click.echo(paint(f"{ev.data['speaker']}: ", colors.get(ev.data["speaker"]), color)
+                           + ev.data["text"], nl=False)
+            click.echo()
+            streaming = None
+        elif ev.type == "safety":
+            click.echo(paint("⚠ You matter, and help is available right now:", "#d9534f", color))
+            for r in ev.data["resources"]:
+                click.echo(f"  • {r['name']}: {r['contact']}" + (f" ({r['url']})" if r.get("url") else ""))
+        elif ev.type == "notice":
+            click.echo(paint(f"[{ev.data['text']}]", "#888888", color, bold=False))
+        elif ev.type == "error":
+            errors.append(ev.data["message"])
+        elif ev.type == "round_end" and ev.data.get("cancelled"):
+            click.echo(paint("[round stopped]", "#888888", color, bold=False))
+    t.join()
+    if failure:
+        raise failure[0]
+    if errors:
+        raise MascotError(errors[0])
+
+
+# -- personas ------------------------------------------------------------------------------------
+
+@cli.group()
+def personas() -> None:
+    """List, show, import and export personas and persona sets."""
+
+
+@personas.command("list")
+def personas_list() -> None:
+    from .personas import list_sets
+    for s in list_sets():
+        click.echo(f"{s.name:14} {s.title} — {', '.join(s.names)}")
+
+
+@personas.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the set as JSON.")
+def personas_show(name: str, as_json: bool) -> None:
+    """Show a set (by name or file) or one companion (SET/NAME)."""
+    from .personas import load_set
+    set_name, _, member = name.partition("/")
+    s = load_set(set_name)
+    members = [s.member(member)] if member else s.members
+    if as_json:
+        click.echo(json.dumps([p.to_dict() for p in members] if member else s.to_dict(),
+                              indent=2, ensure_ascii=False))
+        return
+    if not member:
+        click.echo(f"{s.title} ({s.name}, {s.domain}): {s.description}\n")
+    for p in members:
+        click.echo(f"{p.avatar} {p.name} — {p.role}\n  traits: {', '.join(p.traits)}\n"
+                   f"  style: {p.speaking_style}\n  colour: {p.color}"
+                   + (f"\n  model: {p.model}" if p.model else "") + "\n")
+
+
+@personas.command("import")
+@click.argument("path", type=click.Path(path_type=Path))
+def personas_import(path: Path) -> None:
+    """Import a persona set (.json), a persona, or a Character Card (.json/.png, V1/V2/V3)."""
+    from .personas import load_set_file, save_user_set
+    s = load_set_file(path)
+    out = save_user_set(s)
+    click.echo(f"Imported '{s.name}' ({', '.join(s.names)}) to {out}. "
+               f"Chat with: mascot chat --group {out.stem}")
+
+
+@personas.command("export")
+@click.argument("name")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--spec", type=click.Choice(["v2", "v3"]), default="v2", show_default=True,
+              help="Character Card version for .png/.json card exports.")
+def personas_export(name: str, out: Path, spec: str) -> None:
+    """Export SET/NAME as a Character Card (.png or .json), or a whole SET as a set .json."""
+    from .personas import load_set
+    set_name, _, member = name.partition("/")
+    s = load_set(set_name)
+    if not member:
+        if out.suffix.lower() != ".json":
+            raise InputError("A whole set exports as .json; for a card name one companion: SET/NAME.")
+        out.write_text(json.dumps(s.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    else:
+        from .cards import export_card
+        export_card(s.member(member), out, spec=f"chara_card_{spec}")
+    click.echo(f"Wrote {out}")
+
+
+# -- models ------------------------------------------------------------------------------------
+
+@cli.group()
+def models() -> None:
+    """List, add and verify GGUF model files."""
+
+
+@models.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def models_list(as_json: bool) -> None:
+    from .models import ModelRegistry
+    items = ModelRegistry(_store()).list()
+    if as_json:
+        click.echo(json.dumps([{k: v for k, v in m.to_dict().items() if k != "chat_template"} for m in items], indent=2))
+        return
+    for m in items:
+        click.echo(f"{m.name:32} {m.size_mb:8.1f} MB  {m.architecture:10} {m.quantization:8} "
+                   f"ctx {m.context_length:<6} sha256 {m.sha256[:12]}…{'  (bundled)' if m.bundled else ''}")
+
+
+@models.command("add")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--name", default=None, help="Name to register it under (default: from the file).")
+def models_add(path: Path, name: str | None) -> None:
+    """Check a GGUF file and register it."""
+    from .models import ModelRegistry
+    m = ModelRegistry(_store()).add(path, name)
+    click.echo(f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
+               f"{m.size_mb:.1f} MB, sha256 {m.sha256}")
+
+
+@models.command("verify")
+@click.argument("name", required=False)
+def models_verify(name: str | None) -> None:
+    """Re-check a model (or all) against its recorded sha256."""
+    from .models import ModelRegistry
+    reg = ModelRegistry(_store())
+    names = [name] if name else [m.name for m in reg.list()]
+    bad = 0
+    for n in names:
+        ok, msg = reg.verify(n)
+        click.echo(msg)
+        bad += not ok
+    if bad:
+        raise MascotError(f"{bad} model(s) failed verification.")
+
+
+# -- history -------------------------------------------------------------------------------------
+
+@cli.group()
+def history() -> None:
+    """List, export and delete stored conversations."""
+
+
+@history.command("list")
+@click.option("--search", "-s", default="", help="Only conversations whose title or messages contain this.")
+def history_list(search: str) -> None:
+    rows = _store().conversations(search)
+    if not rows:
+        click.echo("No conversations yet.")
+    for r in rows:
+        click.echo(f"{r['id']:>5}  {r['updated'][:16].replace('T', ' ')}  {r['group_name']:12} "
+                   f"{r['n_messages']:>4} msgs  {r['title']}")
+
+
+@history.command("export")
+@click.argument("conversation_id", type=int)
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="File (default: stdout).")
+def history_export(conversation_id: int, fmt: str, out: Path | None) -> None:
+    store = _store()
+    text = (store.export_markdown(conversation_id) if fmt == "md"
+            else json.dumps(store.export_json(conversation_id), indent=2, ensure_ascii=False))
+    if out:
+        out.write_text(text, encoding="utf-8")
+        click.echo(f"Wrote {out}")
+    else:
+        click.echo(text)
+
+
+@history.command("delete")
+@click.argument("conversation_id", type=int)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def history_delete(conversation_id: int, yes: bool) -> None:
+    store = _store()
+    conv = store.conversation(conversation_id)
+    if not yes and not click.confirm(f"Delete '{conv['title']}' and all its messages?"):
+        click.echo("Nothing deleted.")
+        return
+    store.delete_conversation(conversation_id)
+    click.echo(f"Deleted conversation {conversation_id}.")
+
+
+# -- entry point ---------------------------------------------------------------------------------
+
+def _log_file() -> Path | None:
+    try:
+        from .paths import user_dir
+        d = user_dir() / "logs"
+        d.mkdir(exist_ok=True)
+        return d / "mascot.log"
+    except Exception:
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        cli.main(args=argv, prog_name="mascot", standalone_mode=False)
+        return 0
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.ClickException as e:
+        click.echo(f"Error: {e.format_message()}", err=True)
+        return e.exit_code
+    except MascotError as e:
+        click.echo(f"Error: {e}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        click.echo("Stopped.", err=True)
+        return 130
+    except Exception as e:  # never a traceback for users: log it, show one line
+        path = _log_file()
+        if path:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(traceback.format_exc() + "\n")
+        click.echo(f"Error: unexpected failure ({type(e).__name__}: {str(e)[:200]})"
+                   + (f"; details in {path}" if path else ""), err=True)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

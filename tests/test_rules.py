@@ -1,0 +1,191 @@
+"""Orchestration rules on a fake backend (fast). The same rules run on llama.cpp in test_round_model."""
+import json
+import threading
+
+import pytest
+
+from engine.chat import ChatSettings, GroupChat, clean_reply, sanitize_user_text
+from engine.director import Director, RoundState, find_addressed
+from engine.errors import InputError
+from engine.runtime import FakeBackend
+from helpers import events_of, make_group, run_round
+
+
+def director_fake(choices):
+    """A fake backend whose Director answers come from `choices`, speakers say 'hello'."""
+    queue = list(choices)
+
+    def reply(req):
+        if req.json_schema is not None:
+            allowed = req.json_schema["properties"]["speaker"]["enum"]
+            pick = queue.pop(0) if queue else allowed[0]
+            return json.dumps({"speaker": pick, "directive": f"add something as {pick}"})
+        return f"hello from {req.slot}"
+    return FakeBackend(reply)
+
+
+def chat_with(fake, **kw):
+    settings = ChatSettings(**{"min_speakers": 1, **kw})
+    return GroupChat(make_group(), settings=settings, backend_for=lambda m: fake)
+
+
+def test_cap_and_distinct_speakers():
+    fake = director_fake(["Mia", "Mia", "Theo", "Ada"])  # asks for Mia twice: not allowed
+    chat = chat_with(fake, max_speakers=2)
+    ev = run_round(chat, "I had a rough day")
+    speakers = [e.data["speaker"] for e in events_of(ev, "message")]
+    assert len(speakers) == 2 and len(set(speakers)) == 2
+    # The second Director call was offered only the companions who had not spoken.
+    second = [r for r in fake.requests if r.json_schema][1]
+    assert "Mia" not in second.json_schema["properties"]["speaker"]["enum"]
+
+
+def test_addressed_companion_answers_first():
+    fake = director_fake(["Mia", "Theo", "Ada"])
+    chat = chat_with(fake)
+    ev = run_round(chat, "Ada, what do you think about this?")
+    speakers = [e.data["speaker"] for e in events_of(ev, "message")]
+    assert speakers[0] == "Ada"
+    assert events_of(ev, "director")[0].data["source"] == "addressed"
+
+
+def test_last_speaker_does_not_open_next_round_unless_addressed():
+    fake = director_fake([])  # Director always takes its first allowed option
+    chat = chat_with(fake, max_speakers=1)
+    first = events_of(run_round(chat, "hi"), "message")[0].data["speaker"]
+    second = events_of(run_round(chat, "and then?"), "message")[0].data["speaker"]
+    assert second != first
+    third = events_of(run_round(chat, f"{second}, say more"), "message")[0].data["speaker"]
+    assert third == second
+
+
+def test_end_only_after_min_speakers():
+    state = RoundState(members=make_group().members, user_name="U", user_text="x", min_speakers=2)
+    assert "END" not in Director.free_schema(state.allowed(), state.may_end())["properties"]["speaker"]["enum"]
+    state.spoken = ["Mia", "Theo"]
+    assert "END" in Director.free_schema(state.allowed(), state.may_end())["properties"]["speaker"]["enum"]
+
+
+def test_director_end_stops_round():
+    fake = director_fake(["Theo", "END"])
+    chat = chat_with(fake, max_speakers=3)
+    ev = run_round(chat, "hello")
+    assert [e.data["speaker"] for e in events_of(ev, "message")] == ["Theo"]
+    assert events_of(ev, "director")[-1].data["speaker"] is None
+
+
+def test_invalid_director_output_falls_back_and_is_reported():
+    fake = FakeBackend(lambda req: '{"speaker": "Nob' if req.json_schema else "ok then")
+    chat = chat_with(fake, max_speakers=1)
+    ev = run_round(chat, "hello")
+    d = events_of(ev, "director")[0].data
+    assert d["valid"] is False and d["speaker"] in ("Mia", "Theo", "Ada")
+    assert events_of(ev, "message")[0].data["text"] == "ok then"
+
+
+@pytest.mark.parametrize("policy", ["round-robin", "random", "all"])
+def test_baseline_policies_never_repeat_a_speaker(policy):
+    fake = FakeBackend(lambda req: "fine")
+    chat = GroupChat(make_group(("A1", "B2", "C3", "D4")),
+                     settings=ChatSettings(policy=policy, max_speakers=3, min_speakers=1, seed=3),
+                     backend_for=lambda m: fake)
+    for _ in range(4):
+        speakers = [e.data["speaker"] for e in events_of(run_round(chat, "next"), "message")]
+        assert len(speakers) == len(set(speakers)) >= 1
+        assert len(speakers) == (4 if policy == "all" else len(speakers))
+        assert policy == "all" or len(speakers) <= 3
+
+
+def test_round_robin_continues_where_it_stopped():
+    fake = FakeBackend(lambda req: "fine")
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=2,
+                                                         min_speakers=1), backend_for=lambda m: fake)
+    r1 = [e.data["speaker"] for e in events_of(run_round(chat, "one"), "message")]
+    r2 = [e.data["speaker"] for e in events_of(run_round(chat, "two"), "message")]
+    assert r1 == ["Mia", "Theo"] and r2 == ["Ada", "Mia"]
+
+
+def test_muted_companion_never_speaks():
+    fake = FakeBackend(lambda req: "fine")
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="all"), backend_for=lambda m: fake)
+    chat.mute("theo")
+    speakers = [e.data["speaker"] for e in events_of(run_round(chat, "hey"), "message")]
+    assert "Theo" not in speakers and len(speakers) == 2
+
+
+def test_cleanup_cuts_lines_written_as_others():
+    text, confused = clean_reply("Mia: I hear you.\nTheo: Let's plan!\nUser: ok", "Mia", ["Theo", "Ada"], "Sam")
+    assert text == "I hear you." and confused
+    text, confused = clean_reply("That sounds hard. Ada: haha", "Mia", ["Theo", "Ada"], "Sam")
+    assert text == "That sounds hard." and confused
+    text, confused = clean_reply("Totally fine<|im_end|>", "Mia", ["Theo"], "Sam")
+    assert text == "Totally fine" and not confused
+
+
+def test_streamed_tokens_never_show_other_speakers_lines():
+    fake = FakeBackend(lambda req: "Sure thing. Theo: I will take over now" if req.json_schema is None
+                       else json.dumps({"speaker": "Mia", "directive": "x"}))
+    chat = chat_with(fake, max_speakers=1)
+    ev = run_round(chat, "hello")
+    streamed = "".join(e.data["text"] for e in events_of(ev, "token"))
+    assert "Theo:" not in streamed and streamed.strip() == "Sure thing."
+    msg = events_of(ev, "message")[0].data
+    assert msg["text"] == "Sure thing." and msg["role_confusion"] is True
+
+
+def test_speaker_prompt_keeps_a_stable_prefix_with_directive_last():
+    fake = director_fake([])
+    chat = chat_with(fake, max_speakers=1, policy="round-robin")
+    run_round(chat, "first message")
+    run_round(chat, "second message")
+    run_round(chat, "third message")
+    mia = [r for r in fake.requests if r.slot == "Mia"]
+    assert len(mia) >= 1
+    req_a = chat.speaker_request(chat.member("Mia"), "be kind")
+    req_b = chat.speaker_request(chat.member("Mia"), "be brief")
+    assert req_a.messages[:-1] == req_b.messages[:-1]   # only the directive differs
+    assert "be kind" in req_a.messages[-1]["content"]
+    assert req_a.messages[0]["role"] == "system" and "You are Mia" in req_a.messages[0]["content"]
+
+
+def test_cancel_stops_round_quickly():
+    fake = FakeBackend(lambda req: "word " * 500, delay=0.01)
+    chat = chat_with(fake, policy="all")
+    cancel = threading.Event()
+    events = []
+    for ev in chat.send("go", cancel):
+        events.append(ev)
+        if ev.type == "token" and len(events) > 5:
+            cancel.set()
+    end = events_of(events, "round_end")[0].data
+    assert end["cancelled"] is True
+    assert len(events_of(events, "message")) <= 1
+
+
+def test_find_addressed_order_and_word_boundaries():
+    assert find_addressed("hey @ada and mia!", ["Mia", "Theo", "Ada"]) == ["Ada", "Mia"]
+    assert find_addressed("Amiable people", ["Mia"]) == []
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\x00\x01\x02", "\n\t\n"])
+def test_empty_or_binary_message_is_refused(bad):
+    with pytest.raises(InputError):
+        sanitize_user_text(bad)
+
+
+def test_mixed_script_and_emoji_are_kept():
+    text = "Привет 你好 مرحبا 👋 hello"
+    assert sanitize_user_text(text + "\x00") == text
+
+
+def test_long_conversation_is_trimmed_not_crashed():
+    fake = FakeBackend(lambda req: "short reply " * 20, n_ctx=512)
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=1,
+                                                         min_speakers=1), backend_for=lambda m: fake)
+    for i in range(60):
+        ev = run_round(chat, f"message number {i} " * 10)
+        assert not events_of(ev, "error")
+    req = chat.speaker_request(chat.members[0], "go on")
+    total = sum(fake.count_tokens(m["content"]) + 6 for m in req.messages)
+    assert total <= 512 - req.max_tokens
+    assert "message number 59" in req.messages[-2]["content"] or "message number 59" in str(req.messages)
