@@ -32,6 +32,7 @@ from .personas import Persona, PersonaSet
 from .runtime import Backend, GenRequest
 
 MAX_MESSAGE_CHARS = 100_000
+STREAM_HOLDBACK = 24  # characters held back while streaming (about 6 tokens)
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Event:
 class ChatSettings:
     policy: str = "director"
     max_speakers: int = 3
-    min_speakers: int = 2
+    min_speakers: int | None = None      # None = max_speakers: every round has that many voices
     user_name: str = "User"
     region: str | None = None
     seed: int | None = None
@@ -65,9 +66,11 @@ class ChatSettings:
             raise InputError(f"Unknown policy '{self.policy}'; use one of: {', '.join(POLICIES)}.")
         if not 1 <= self.max_speakers <= 8:
             raise InputError(f"--max-speakers must be between 1 and 8, not {self.max_speakers}.")
-        if self.min_speakers < 1:
+        if self.min_speakers is not None and self.min_speakers < 1:
             raise InputError("--min-speakers must be at least 1.")
-        self.min_speakers = min(self.min_speakers, self.max_speakers)
+
+    def effective_min_speakers(self) -> int:
+        return min(self.min_speakers or self.max_speakers, self.max_speakers)
 
 
 def sanitize_user_text(text: str) -> str:
@@ -93,6 +96,9 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     # Drop a leading "Speaker:" the model may write for itself (also **Speaker:**), or a label
     # it invents ("Drama: ..."); a leading label naming another member is role confusion (below).
     text = re.sub(rf"^\s*\**{re.escape(speaker)}\**\s*:\s*", "", text, flags=re.IGNORECASE)
+    # An echo of the prompt's own framing: "(Mia's response)", "(Director's note ...)".
+    text = re.sub(r"^\s*\([^()\n]{0,80}(?:response|reply|note|turn)[^()\n]{0,80}\)\s*", "", text,
+                  flags=re.IGNORECASE)
     lead = re.match(r"^\s*\**([A-Z][a-z]{1,20})\**:\s+", text)
     if lead and lead.group(1).lower() not in {n.lower() for n in others + [user_name, "user"]}:
         text = text[lead.end():]
@@ -201,9 +207,10 @@ class GroupChat:
         keep = int(len(text) * (limit / n) * 0.9) // 2
         return text[:keep].rstrip() + " […] " + text[-keep:].lstrip()
 
-    def _transcript_messages(self, persona: Persona, backend: Backend) -> list[dict[str, str]]:
+    def _transcript_messages(self, persona: Persona, backend: Backend,
+                             upto: int | None = None) -> list[dict[str, str]]:
         out = []
-        for item in self.transcript:
+        for item in self.transcript[:upto]:
             if item.role == "companion" and item.speaker == persona.name:
                 out.append({"role": "assistant", "content": self._clip(item.text, backend)})
             else:
@@ -231,18 +238,19 @@ class GroupChat:
         start = self._trim_start(key, [cost(m) for m in body], budget)
         return head + body[start:] + tail
 
-    def speaker_request(self, persona: Persona, directive: str) -> GenRequest:
+    def speaker_request(self, persona: Persona, directive: str, upto: int | None = None) -> GenRequest:
         backend = self._backend(persona)
         s = persona.sampling_settings()
         max_tokens = int(self.settings.max_tokens or s["max_tokens"])
         head = [{"role": "system", "content": persona.system_prompt(self.names, self.settings.user_name)}]
-        body = self._transcript_messages(persona, backend)
+        body = self._transcript_messages(persona, backend, upto)
         note = (f"Director's note for {persona.name}: {directive}" if directive
                 else f"It is {persona.name}'s turn.")
         # A user-role tail: small models follow the last user turn far better than a system
         # note (checked by hand on the bundled model: replies stay on the user's topic).
         tail = [{"role": "user", "content": f"({note}) Reply now as {persona.name}, briefly and in character."}]
-        messages = self._fit(persona.name, head, body, tail, backend, max_tokens)
+        messages = self._fit(persona.name if upto is None else f"{persona.name}@{upto}", head, body,
+                             tail, backend, max_tokens)
         others = [n for n in self.names if n != persona.name] + [self.settings.user_name]
         stop = sorted({f"\n{n}:" for n in others} | {f"\n**{n}" for n in others}
                       | {"\nUser:", "\n\n", "<|im_end|>", "<|im_start|>", "<|endoftext|>"})
@@ -258,6 +266,32 @@ class GroupChat:
                   "text": self._clip(t.text, backend)} for t in self.transcript]
         costs = [backend.count_tokens(i["text"]) + 8 for i in items]
         return items[self._trim_start("__director__", costs, backend.n_ctx // 2):]
+
+    def warm(self, cancel: threading.Event | None = None) -> int:
+        """Prefill every companion's (and the Director's) prompt prefix into its KV slot, so the
+        first round starts fast. Run it in the background while the user types; it stops as
+        soon as ``cancel`` is set. Returns the tokens evaluated."""
+        total = 0
+        for persona in self.members:
+            if cancel is not None and cancel.is_set():
+                break
+            if persona.name in self.muted:
+                continue
+            backend = self._backend(persona)
+            if not hasattr(backend, "prefill"):
+                continue
+            req = self.speaker_request(persona, "")
+            req.messages = req.messages[:-1]
+            total += backend.prefill(req, cancel)
+        if self.settings.policy == "director" and not (cancel is not None and cancel.is_set()):
+            policy = self.policy()
+            backend = policy.backend  # type: ignore[attr-defined]
+            if hasattr(backend, "prefill"):
+                active = [p for p in self.members if p.name not in self.muted] or self.members
+                state = RoundState(members=active, user_name=self.settings.user_name, user_text="")
+                msgs = policy.messages(state, self._director_transcript(backend))[:-1]  # type: ignore[attr-defined]
+                total += backend.prefill(GenRequest(slot="__director__", messages=msgs), cancel)
+        return total
 
     # -- a round ----------------------------------------------------------------------------------
     def send(self, text: str, cancel: threading.Event | None = None) -> Iterator[Event]:
@@ -276,9 +310,17 @@ class GroupChat:
         try:
             from . import safety
             verdict = safety.assess(text)
-            if verdict.risk:
+            safety_directive = ""
+            if verdict.risk and verdict.level == "urgent":
                 yield from self._safety_round(verdict, spoken)
                 return
+            if verdict.risk:  # concern: show resources, and companions check in seriously
+                yield Event("safety", {"category": verdict.category, "level": verdict.level,
+                                       "evidence": verdict.evidence,
+                                       "resources": safety.resources_for(verdict, self.settings.region),
+                                       "disclosure": safety.DISCLOSURE})
+                safety_directive = (f"Take this seriously: gently check in on how {self.settings.user_name} "
+                                    "is really doing, no jokes, and encourage talking to someone they trust")
             active = [p for p in self.members if p.name not in self.muted]
             if not active:
                 yield Event("notice", {"text": "Every companion is muted; unmute one to get replies."})
@@ -290,7 +332,7 @@ class GroupChat:
             last = next((t.speaker for t in reversed(self.transcript[:-1]) if t.role == "companion"), None)
             state = RoundState(members=active, user_name=self.settings.user_name, user_text=text,
                                max_speakers=self.settings.max_speakers,
-                               min_speakers=self.settings.min_speakers,
+                               min_speakers=self.settings.effective_min_speakers(),
                                addressed=find_addressed(text, [p.name for p in active]),
                                spoken=spoken, last_speaker=last)
             policy = self.policy()
@@ -300,6 +342,8 @@ class GroupChat:
                 decision = policy.next(state, transcript)
                 if cancel.is_set():
                     break
+                if safety_directive and decision.speaker is not None:
+                    decision.directive = safety_directive
                 yield Event("director", {"speaker": decision.speaker, "directive": decision.directive,
                                          "source": decision.source, "valid": decision.valid,
                                          "seconds": round(decision.seconds, 3)})
@@ -316,28 +360,101 @@ class GroupChat:
                                       "cancelled": cancelled or cancel.is_set(),
                                       "seconds": round(time.perf_counter() - t_round, 3)})
 
-    def _speak(self, persona: Persona, decision: Decision, cancel: threading.Event) -> Iterator[Event]:
-        req = self.speaker_request(persona, decision.directive)
+    def _generate_reply(self, persona: Persona, req: GenRequest, cancel: threading.Event,
+                        message_id: int | None = None) -> Iterator[Event | tuple[str, bool, Any]]:
+        """Stream one reply (cleaned as it streams); the last item is (text, confused, stats)."""
         backend = self._backend(persona)
         others = [n for n in self.names if n != persona.name]
-        t0 = time.perf_counter()
-        raw = ""
-        for attempt in range(2):
+        text, confused, gen = "", False, None
+        for _attempt in range(2):
             gen = backend.generate(req, cancel)
-            raw = ""
-            shown = ""
+            raw, shown = "", ""
             for piece in gen:
                 raw += piece
                 visible, _ = clean_reply(raw, persona.name, others, self.settings.user_name)
-                if visible.startswith(shown) and len(visible) > len(shown):
-                    yield Event("token", {"speaker": persona.name, "text": visible[len(shown):]})
-                    shown = visible
+                # Hold back the tail: it may still turn into a "Name:" line that cleanup cuts.
+                safe = visible[: max(0, len(visible) - STREAM_HOLDBACK)]
+                if safe.startswith(shown) and len(safe) > len(shown):
+                    yield Event("token", {"speaker": persona.name, "text": safe[len(shown):],
+                                          "message_id": message_id})
+                    shown = safe
             text, confused = clean_reply(raw, persona.name, others, self.settings.user_name)
+            if text.startswith(shown) and len(text) > len(shown):
+                yield Event("token", {"speaker": persona.name, "text": text[len(shown):],
+                                      "message_id": message_id})
             if text or cancel.is_set():
                 break
             req.seed = (req.seed or 0) + 101  # empty after cleanup: one retry with another seed
             req.temperature = max(0.8, req.temperature)
-        stats = gen.stats
+        yield (text, confused, gen.stats)
+
+    def regenerate(self, message_id: int, cancel: threading.Event | None = None) -> Iterator[Event]:
+        """Generate a new alternative for a companion's reply (same speaker, same directive,
+        same earlier transcript). The old text stays available as an alternative."""
+        cancel = cancel or threading.Event()
+        idx = next((i for i, t in enumerate(self.transcript) if t.id == message_id), None)
+        if idx is None or self.transcript[idx].role != "companion":
+            yield Event("error", {"message": "Only a companion's reply can be regenerated."})
+            return
+        item = self.transcript[idx]
+        persona = self.member(item.speaker)
+        directive = self.store.message(message_id).get("directive", "") if self.store else ""
+        req = self.speaker_request(persona, directive, upto=idx)
+        req.seed = (req.seed or 0) + 7919 * (len(self.store.variants(message_id)) if self.store else 1)
+        req.temperature = max(req.temperature, 0.7)
+        t0 = time.perf_counter()
+        result: Any = None
+        try:
+            for out in self._generate_reply(persona, req, cancel, message_id):
+                if isinstance(out, Event):
+                    yield out
+                else:
+                    result = out
+        except MascotError as e:
+            yield Event("error", {"message": str(e)})
+            return
+        text, confused, stats = result
+        if not text or cancel.is_set():
+            yield Event("notice", {"text": "Regeneration stopped; the reply is unchanged."})
+            return
+        index = self.store.add_variant(message_id, text, directive,
+                                       completion_tokens=stats.completion_tokens,
+                                       latency_ms=round((time.perf_counter() - t0) * 1000, 1)) if self.store else 0
+        item.text = text
+        yield Event("message", {"id": message_id, "speaker": persona.name, "text": text,
+                                "directive": directive, "color": persona.color, "status": "done",
+                                "regenerated": True, "variant": index, "role_confusion": confused})
+
+    def select_variant(self, message_id: int, index: int) -> str:
+        text = self.store.select_variant(message_id, index)
+        for t in self.transcript:
+            if t.id == message_id:
+                t.text = text
+        return text
+
+    def edit_message(self, message_id: int, text: str) -> None:
+        text = sanitize_user_text(text)
+        if self.store is not None:
+            self.store.edit_message(message_id, text)
+        for t in self.transcript:
+            if t.id == message_id:
+                t.text = text
+
+    def delete_message(self, message_id: int) -> None:
+        if self.store is not None:
+            self.store.delete_message(message_id)
+        self.transcript = [t for t in self.transcript if t.id != message_id]
+
+    def _speak(self, persona: Persona, decision: Decision, cancel: threading.Event) -> Iterator[Event]:
+        req = self.speaker_request(persona, decision.directive)
+        t0 = time.perf_counter()
+        result: Any = None
+        for out in self._generate_reply(persona, req, cancel):
+            if isinstance(out, Event):
+                yield out
+            else:
+                result = out
+        text, confused, stats = result
         if not text:
             if not cancel.is_set():
                 yield Event("notice", {"text": f"{persona.name} had nothing to add."})
@@ -362,7 +479,11 @@ class GroupChat:
                                 "latency_ms": round((time.perf_counter() - t0) * 1000, 1)})
 
     def _safety_round(self, verdict: Any, spoken: list[str]) -> Iterator[Event]:
-        """A crisis signal: resources and a supportive, out-of-role-play reply, no role-play."""
+        """An urgent crisis signal: resources and a supportive reply out of role-play.
+
+        The reply is written by ``safety.crisis_message`` (reviewed text), not generated: a small
+        local model cannot be trusted to respond safely to a person at risk. It is posted under
+        the first active companion's name and says plainly that the companions are AI."""
         from . import safety
         resources = safety.resources_for(verdict, self.settings.region)
         yield Event("safety", {"category": verdict.category, "level": verdict.level,

@@ -54,8 +54,9 @@ def cli() -> None:
               default="director", show_default=True, help="Who speaks next.")
 @click.option("--max-speakers", type=int, default=3, show_default=True,
               help="At most this many companions answer per round (`all` ignores it).")
-@click.option("--min-speakers", type=int, default=2, show_default=True,
-              help="The Director may end a round only after this many companions spoke.")
+@click.option("--min-speakers", type=int, default=None,
+              help="The Director may end a round once this many companions spoke "
+                   "(default: --max-speakers, i.e. full rounds; 1 lets it end early).")
 @click.option("--say", "say", default=None, help="Send one message, run one round and exit.")
 @click.option("--json", "as_json", is_flag=True, help="With --say: print one JSON object per event.")
 @click.option("--conversation", "-c", type=int, default=None, help="Continue a stored conversation by id.")
@@ -67,7 +68,7 @@ def cli() -> None:
 @click.option("--name", "user_name", default="User", show_default=True, help="What the companions call you.")
 @click.option("--no-color", is_flag=True, help="Plain text output.")
 @click.option("--no-save", is_flag=True, help="Do not store this conversation in the history.")
-def chat(group: str, policy: str, max_speakers: int, min_speakers: int, say: str | None,
+def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, say: str | None,
          as_json: bool, conversation: int | None, model: str | None, director_model: str | None,
          region: str | None, seed: int | None, max_tokens: int | None, user_name: str,
          no_color: bool, no_save: bool) -> None:
@@ -94,6 +95,10 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int, say: str
         paint(p.name, p.color, color) for p in session.members))
     click.echo(DISCLOSURE)
     click.echo("Type a message and press Enter. /help for commands, /quit to leave; Ctrl+C stops a round.")
+    # Prefill every companion's prompt while the user types (stopped as soon as they send).
+    stop_warm = threading.Event()
+    warm = threading.Thread(target=_quiet(session.warm), args=(stop_warm,), daemon=True)
+    warm.start()
     while True:
         try:
             line = input(paint("You> ", "#aaaaaa", color))
@@ -107,10 +112,22 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int, say: str
             if _command(session, line):
                 break
             continue
+        stop_warm.set()
+        warm.join()
         try:
             _round(session, line, False, color)
         except MascotError as e:
             click.echo(f"Error: {e}", err=True)
+
+
+def _quiet(fn: Any) -> Any:
+    """Run a background helper; a failure there must not disturb the prompt (it is logged)."""
+    def run(*args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.debug("background warm-up failed", exc_info=True)
+    return run
 
 
 def _command(session: Any, line: str) -> bool:
@@ -137,7 +154,6 @@ def _command(session: Any, line: str) -> bool:
     elif cmd == "max":
         if arg.isdigit() and 1 <= int(arg) <= 8:
             session.settings.max_speakers = int(arg)
-            session.settings.min_speakers = min(session.settings.min_speakers, int(arg))
         else:
             click.echo("Error: /max takes a number from 1 to 8.", err=True)
     elif cmd == "who":

@@ -289,6 +289,19 @@ class LlamaRuntime:
             llm.eval(todo[i:i + self.PREFILL_CHUNK])
         return len(tokens) - common
 
+    def prefill(self, req: GenRequest, cancel: threading.Event | None = None) -> int:
+        """Evaluate a prompt into ``req.slot``'s KV cache without generating (warm-up).
+        Returns the number of tokens evaluated; stops early when ``cancel`` is set."""
+        with self.lock:
+            self._switch_to(req.slot)
+            tokens = self.tokenize(self.format.render(req.messages))
+            if len(tokens) > self.n_ctx - req.max_tokens:
+                return 0
+            try:
+                return self._prefill(tokens, cancel)
+            except Cancelled:
+                return 0
+
     def _run(self, req: GenRequest, cancel: threading.Event | None, stats: GenStats) -> Iterator[str]:
         t0 = time.perf_counter()
         with self.lock:
@@ -375,6 +388,10 @@ class FakeBackend:
 
     def count_tokens(self, text: str) -> int:
         return len(text.split()) + text.count("\n")
+
+    def prefill(self, req: GenRequest, cancel: threading.Event | None = None) -> int:
+        self.requests.append(req)
+        return sum(self.count_tokens(m["content"]) for m in req.messages)
 
     def generate(self, req: GenRequest, cancel: threading.Event | None = None) -> Generation:
         self.requests.append(req)

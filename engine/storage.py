@@ -58,6 +58,14 @@ def m002_models(db: sqlite_utils.Database) -> None:
     db["model_cache"].create({"path": str, "size": int, "mtime": float, "info": str}, pk="path")
 
 
+@migration
+def m003_message_variants(db: sqlite_utils.Database) -> None:
+    """Regenerated replies keep every alternative so the user can flip through them."""
+    db["messages"].add_column("variants", str)   # JSON list of {"text", "directive", "created"}
+    db["messages"].add_column("variant", int)    # index of the shown alternative
+    db["messages"].add_column("edited", int)
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -192,6 +200,46 @@ class Store:
             r["meta"] = json.loads(r["meta"]) if r.get("meta") else {}
             out.append(r)
         return out
+
+    def message(self, mid: int) -> dict[str, Any]:
+        try:
+            r = self.db["messages"].get(mid)
+        except sqlite_utils.db.NotFoundError:
+            raise NotFound(f"No message {mid}.") from None
+        r["meta"] = json.loads(r["meta"]) if r.get("meta") else {}
+        return r
+
+    def variants(self, mid: int) -> list[dict[str, Any]]:
+        r = self.message(mid)
+        if r.get("variants"):
+            return json.loads(r["variants"])
+        return [{"text": r["text"], "directive": r.get("directive") or "", "created": r["created"]}]
+
+    def add_variant(self, mid: int, text: str, directive: str = "", **stats: Any) -> int:
+        """Store a regenerated reply as a new alternative and show it. Returns its index."""
+        with self._lock, self.db.conn:
+            items = self.variants(mid) + [{"text": text, "directive": directive, "created": now()}]
+            self.db["messages"].update(mid, {"variants": json.dumps(items, ensure_ascii=False),
+                                             "variant": len(items) - 1, "text": text, **stats})
+        return len(items) - 1
+
+    def select_variant(self, mid: int, index: int) -> str:
+        items = self.variants(mid)
+        if not 0 <= index < len(items):
+            raise NotFound(f"Message {mid} has {len(items)} alternatives; there is no #{index + 1}.")
+        with self._lock, self.db.conn:
+            self.db["messages"].update(mid, {"variant": index, "text": items[index]["text"]})
+        return items[index]["text"]
+
+    def edit_message(self, mid: int, text: str) -> None:
+        self.message(mid)
+        with self._lock, self.db.conn:
+            self.db["messages"].update(mid, {"text": text, "edited": 1})
+
+    def delete_message(self, mid: int) -> None:
+        self.message(mid)
+        with self._lock, self.db.conn:
+            self.db.execute("delete from messages where id = ?", [mid])
 
     def last_round(self, cid: int) -> int:
         row = self.db.execute("select max(round) from messages where conversation_id = ?", [cid]).fetchone()

@@ -1,0 +1,134 @@
+"""End-to-end rounds on the real bundled model (llama.cpp) with real SQLite."""
+import re
+import threading
+import time
+
+import pytest
+
+from engine.chat import ChatSettings, GroupChat
+from engine.personas import load_set
+from helpers import events_of, run_round
+
+pytestmark = pytest.mark.model
+
+
+def support_chat(store, real_backend_for, **kw):
+    settings = ChatSettings(**{"max_tokens": 40, "seed": 11, **kw})
+    return GroupChat(load_set("support"), settings=settings, store=store, backend_for=real_backend_for)
+
+
+def test_director_round_on_bundled_model(store, real_backend_for):
+    chat = support_chat(store, real_backend_for)
+    ev = run_round(chat, "I failed my driving test today and I feel stupid.")
+    assert not events_of(ev, "error")
+    names = set(chat.names)
+    directors = [e.data for e in events_of(ev, "director")]
+    assert all(d["valid"] for d in directors)
+    assert all(d["speaker"] in names for d in directors if d["speaker"] is not None)
+    msgs = [e.data for e in events_of(ev, "message")]
+    speakers = [m["speaker"] for m in msgs]
+    assert 2 <= len(speakers) <= 3 and len(set(speakers)) == len(speakers)
+    for m in msgs:
+        assert m["text"].strip()
+        assert m["directive"]  # the Director told each speaker what to add
+        others = [n for n in names | {"User"} if n != m["speaker"]]
+        assert not re.search(rf"(^|\n)\s*({'|'.join(others)})\s*:", m["text"])
+    # tokens streamed before each message, and they add up to the message
+    for m in msgs:
+        streamed = "".join(e.data["text"] for e in events_of(ev, "token") if e.data["speaker"] == m["speaker"])
+        assert streamed.strip() == m["text"].strip()
+    rows = store.messages(chat.conversation_id)
+    assert [r["role"] for r in rows] == ["user"] + ["companion"] * len(msgs)
+    for r in rows[1:]:
+        assert r["prompt_tokens"] > 50 and r["completion_tokens"] > 0 and r["latency_ms"] > 0
+        assert r["model"].endswith(".gguf") and r["directive"]
+
+
+def test_kv_cache_reused_on_the_next_turn(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, policy="round-robin", max_speakers=1, min_speakers=1)
+    first = [e.data for e in events_of(run_round(chat, "Hi everyone."), "message")][0]
+    for text in ("It has been a long week.", "Work was a lot.", "And I slept badly."):
+        run_round(chat, text)
+    again = [e.data for e in events_of(run_round(chat, "What do you think?"), "message")][0]
+    # every companion has spoken once; the first one speaks again with its prefix cached
+    rows = [r for r in store.messages(chat.conversation_id) if r["speaker"] == first["speaker"]]
+    assert len(rows) == 2
+    assert again["prefilled_tokens"] < again["prompt_tokens"] * 0.6, again
+
+
+def test_stop_ends_a_round_within_a_second(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, max_tokens=300, policy="all")
+    cancel = threading.Event()
+    stopped_at = None
+    events = []
+    for ev in chat.send("Tell me a long story about your day, in detail.", cancel):
+        events.append(ev)
+        if ev.type == "token" and stopped_at is None:
+            cancel.set()
+            stopped_at = time.perf_counter()
+    elapsed = time.perf_counter() - stopped_at
+    assert elapsed < 1.0
+    assert events[-1].type == "round_end" and events[-1].data["cancelled"]
+    assert len(events_of(events, "director")) == 1
+
+
+def test_crisis_message_gets_resources_not_role_play(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, region="UK")
+    ev = run_round(chat, "honestly everyone would be better off without me, i want to end it all")
+    safety = events_of(ev, "safety")
+    assert safety and safety[0].data["category"] == "suicide"
+    assert any("116 123" in r["contact"] for r in safety[0].data["resources"])
+    assert not events_of(ev, "director")  # no role-play round
+    msg = events_of(ev, "message")[0].data
+    assert msg["safety"] and "116 123" in msg["text"]
+    assert re.search(r"not a (therapist|counsel)", msg["text"], re.I) or "AI" in msg["text"]
+    roles = [r["role"] for r in store.messages(chat.conversation_id)]
+    assert roles == ["user", "safety"]
+
+
+def test_idiom_is_not_a_crisis(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, max_speakers=1, min_speakers=1)
+    ev = run_round(chat, "This exam is killing me, I have three more chapters to read.")
+    assert not events_of(ev, "safety") and events_of(ev, "message")
+
+
+def test_regenerate_keeps_alternatives(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, max_speakers=1, min_speakers=1)
+    msg = events_of(run_round(chat, "I can't decide whether to move cities."), "message")[0].data
+    regen = events_of(list(chat.regenerate(msg["id"])), "message")[0].data
+    assert regen["regenerated"] and regen["variant"] == 1
+    variants = store.variants(msg["id"])
+    assert [v["text"] for v in variants] == [msg["text"], regen["text"]]
+    assert chat.select_variant(msg["id"], 0) == msg["text"]
+    assert store.message(msg["id"])["text"] == msg["text"]
+
+
+def test_conversation_resumes_from_history(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, max_speakers=1, min_speakers=1)
+    run_round(chat, "My name is Sam and I love gardening.")
+    again = GroupChat(load_set("support"), settings=ChatSettings(max_tokens=30, max_speakers=1, min_speakers=1),
+                      store=store, backend_for=real_backend_for, conversation_id=chat.conversation_id)
+    assert [t.text for t in again.transcript] == [t.text for t in chat.transcript]
+    ev = run_round(again, "What should I plant?")
+    assert events_of(ev, "round_start")[0].data["round"] == 2
+    assert len(store.messages(chat.conversation_id)) == 4
+
+
+def test_message_longer_than_context_is_handled(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, max_speakers=1, min_speakers=1, max_tokens=16)
+    long_text = "I keep thinking about everything that happened. " * 600  # ~6k tokens > 2048 ctx
+    ev = run_round(chat, long_text)
+    assert not events_of(ev, "error")
+    assert any("longer than" in e.data["text"] for e in events_of(ev, "notice"))
+    assert events_of(ev, "message")
+    assert store.messages(chat.conversation_id)[0]["text"] == long_text.strip()  # stored in full
+
+
+def test_concern_shows_resources_and_companions_check_in(store, real_backend_for):
+    chat = support_chat(store, real_backend_for, max_speakers=2, region="US")
+    ev = run_round(chat, "honestly i cant do this anymore")
+    safety = events_of(ev, "safety")[0].data
+    assert safety["level"] == "concern" and any("988" in r["contact"] for r in safety["resources"])
+    directives = [e.data["directive"] for e in events_of(ev, "director") if e.data["speaker"]]
+    assert directives and all("no jokes" in d for d in directives)
+    assert len(events_of(ev, "message")) == 2

@@ -1,0 +1,720 @@
+"""Tests for the rule-based risk screen and the crisis resources (engine/safety.py)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from engine import safety
+from engine.errors import MascotError
+from engine.safety import (
+    DISCLOSURE,
+    SafetyResult,
+    assess,
+    crisis_message,
+    load_resources,
+    normalise,
+    resources_for,
+)
+
+# --- risky messages: (text, expected category) ------------------------------------------------
+
+RISKY = [
+    # suicide: explicit
+    ("I want to kill myself", "suicide"),
+    ("I've been thinking about suicide a lot lately", "suicide"),
+    ("i'm suicidal", "suicide"),
+    ("I want to die", "suicide"),
+    ("I'm going to end my life tonight", "suicide"),
+    # suicide: indirect
+    ("I don't want to be here anymore", "suicide"),
+    ("everyone would be better off without me", "suicide"),
+    ("I'm thinking of ending it all", "suicide"),
+    ("I've been giving my stuff away and writing goodbye letters", "suicide"),
+    ("what's the point of anything, I just want to sleep forever", "suicide"),
+    ("I wish I could go to sleep and never wake up", "suicide"),
+    ("there's no reason to live anymore", "suicide"),
+    ("I'm so tired of being alive", "suicide"),
+    ("nobody would miss me if I was gone", "suicide"),
+    ("I won't be around much longer", "suicide"),
+    ("I wish I was dead", "suicide"),
+    ("i dont want to exist", "suicide"),
+    ("life isn't worth living", "suicide"),
+    # suicide: slang and euphemisms
+    ("ugh i should just kms", "suicide"),
+    ("I'm going to kys", "suicide"),
+    ("i want to unalive myself", "suicide"),
+    ("thinking about sewerslide again", "suicide"),
+    ("honestly I might commit sudoku", "suicide"),
+    # suicide: typos and obfuscation
+    ("i want to kil myself", "suicide"),
+    ("thinking about su1cide", "suicide"),
+    ("i want to k i l l myself", "suicide"),
+    ("I keep thinking about suiside", "suicide"),
+    ("i wanna dieeee", "suicide"),
+    ("I want to kill mysefl", "suicide"),
+    ("i w4nt t0 d1e", "suicide"),
+    ("I feel $uicidal", "suicide"),
+    ("I want to kіll myself", "suicide"),                 # Cyrillic "і"
+    ("s.u.i.c.i.d.e is all I think about", "suicide"),
+    ("I want 2 die", "suicide"),
+    # self-harm
+    ("I cut myself again", "self_harm"),
+    ("I've been burning my arm with a lighter", "self_harm"),
+    ("I hurt myself on purpose", "self_harm"),
+    ("relapsed on SH last night", "self_harm"),
+    ("i started cutting again", "self_harm"),
+    ("I have really bad urges to self-harm", "self_harm"),
+    ("I want to hurt myself", "self_harm"),
+    ("i keep scratching my skin till it bleeds", "self_harm"),
+    # danger from others
+    ("my husband hits me", "violence_from_others"),
+    ("he said he'd kill me if I leave", "violence_from_others"),
+    ("I'm scared to go home, my dad beats me", "violence_from_others"),
+    ("someone is following me and threatening me", "violence_from_others"),
+    ("my boyfriend chokes me when he's angry", "violence_from_others"),
+    ("I don't feel safe at home", "violence_from_others"),
+    ("my ex keeps threatening to leak my photos", "violence_from_others"),
+    ("my stepdad locks me in my room", "violence_from_others"),
+    ("I was raped", "violence_from_others"),
+    # violence to others
+    ("I want to hurt someone", "violence_to_others"),
+    ("I'm going to stab him", "violence_to_others"),
+    ("I keep having thoughts about hurting my baby", "violence_to_others"),
+    ("I'm going to bring a gun to school", "violence_to_others"),
+    ("i want to kill my boss, i'm not joking", "violence_to_others"),
+]
+
+# Must reach "urgent" (a subset of RISKY that is unambiguous).
+URGENT = [
+    "I want to kill myself",
+    "I don't want to be here anymore",
+    "everyone would be better off without me",
+    "I'm thinking of ending it all",
+    "I've been giving my stuff away and writing goodbye letters",
+    "what's the point of anything, I just want to sleep forever",
+    "i want to kil myself",
+    "i want to k i l l myself",
+    "I cut myself again",
+    "I hurt myself on purpose",
+    "relapsed on SH last night",
+    "my husband hits me",
+    "he said he'd kill me if I leave",
+    "I'm scared to go home, my dad beats me",
+    "someone is following me and threatening me",
+    "I want to hurt someone",
+    "I'm going to bring a gun to school",
+]
+
+# --- benign messages: must never be urgent; most must be "none" --------------------------------
+
+BENIGN = [
+    "this exam is killing me",
+    "my feet are killing me",
+    "I'm dying to see that movie",
+    "I could murder a pizza",
+    "I killed it at the presentation",
+    "I'm dead tired",
+    "my phone died",
+    "the suspense is killing me",
+    "I nearly died laughing",
+    "how do I kill the process on port 8080",
+    "that joke killed",
+    "I'd kill for a coffee",
+    "I want to kill this bug in my code",
+    "we watched suicide squad last night",
+    "I was cutting vegetables for dinner",
+    "I need to cut my hair",
+    "I cut myself shaving this morning",
+    "I burned my hand on the stove",
+    "I hurt myself at the gym",
+    "my brother beat me at chess again",
+    "hit me up later",
+    "I could sleep forever after that hike",
+    "I'm going to end things with him, he cheated",
+    "what's the point of this meeting",
+    "my mom is going to kill me when she sees my grades",
+    "I overdosed on coffee today",
+    "I'm killing time before my bus",
+    "the battery is dead",
+    "I'm 5 kms from home",
+    "she's following me on instagram",
+    "I need to cut myself some slack",
+    "I killed so many zombies in the game",
+    "this song hits me right in the feels",
+    "I'm so excited, it's going to be great",
+    "let's shoot a video tomorrow",
+    "the plant died while I was away",
+    "I want to die my hair blue",                    # typo for "dye"? stays at most concern
+    "that meme is killing me lol",
+    "I love my life",
+    "my grandma died last year and I miss her",
+]
+
+# Allowed to be "concern" (documented judgement calls), never "urgent".
+CONCERN_OK = {
+    "this traffic makes me want to die lol",
+    "the character in my novel commits suicide",
+    "I want to die my hair blue",
+}
+
+# More phrasings, including two rounds written as held-out sets before the rules were tuned on them.
+RISKY += [
+    ('i honestly just want it all to stop', 'suicide'),
+    ("I can't do this anymore, I'm done with life", 'suicide'),
+    ("i'm done. goodbye everyone", 'suicide'),
+    ("I've decided to end it tonight", 'suicide'),
+    ('i have a plan to kill myself', 'suicide'),
+    ("I bought pills and I'm going to take them all", 'suicide'),
+    ('maybe i should just die', 'suicide'),
+    ("i hope i don't wake up tomorrow", 'suicide'),
+    ('why am I even alive', 'suicide'),
+    ('I feel like dying', 'suicide'),
+    ('I want to jump off a bridge', 'suicide'),
+    ("i'm gonna unalive", 'suicide'),
+    ('KMS', 'suicide'),
+    ('kill myselfff', 'suicide'),
+    ('i want to d i e', 'suicide'),
+    ('I want to end my life', 'suicide'),
+    ('I tried to kill myself last year', 'suicide'),
+    ("I'm a burden to everyone and they'd be happier without me", 'suicide'),
+    ("I'm so done with everything, wish I could disappear forever", 'suicide'),
+    ('I cant go on like this', 'suicide'),
+    ('thinking about ending my life', 'suicide'),
+    ("I'm planning my suicide", 'suicide'),
+    ('I want to take my own life', 'suicide'),
+    ('i wanna die so bad', 'suicide'),
+    ('i just wanna die lmao', 'suicide'),
+    ("i don't see a way out, i want to go to sleep and not wake up", 'suicide'),
+    ('I wrote a suicide note', 'suicide'),
+    ('my family would be better off if I was dead', 'suicide'),
+    ('i keep thinking everyone would be better without me', 'suicide'),
+    ('sometimes I think about killing myself', 'suicide'),
+    ('I want to kill my self', 'suicide'),
+    ('i wnt to die', 'suicide'),
+    ('i want too die', 'suicide'),
+    ('I just want to disappear', 'suicide'),
+    ("I've been cutting", 'self_harm'),
+    ('I cut my wrists last night', 'self_harm'),
+    ('I hit myself when I get angry', 'self_harm'),
+    ('I burn myself with cigarettes', 'self_harm'),
+    ('i self harm', 'self_harm'),
+    ("I've been self harming for months", 'self_harm'),
+    ('my sh scars are showing', 'self_harm'),
+    ('i want to cut', 'self_harm'),
+    ('I punish myself by cutting', 'self_harm'),
+    ('i cut again last night', 'self_harm'),
+    ('my dad hits me when he drinks', 'violence_from_others'),
+    ('my girlfriend punched me', 'violence_from_others'),
+    ('my mom threatens to kick me out and beat me', 'violence_from_others'),
+    ('Jake beats me', 'violence_from_others'),
+    ("I'm afraid of my husband", 'violence_from_others'),
+    ("there's a man outside my house watching me", 'violence_from_others'),
+    ('he forced me to have sex', 'violence_from_others'),
+    ('my partner is abusive', 'violence_from_others'),
+    ('my uncle touches me at night', 'violence_from_others'),
+    ('he threatened to kill me', 'violence_from_others'),
+    ('someone at school threatened me', 'violence_from_others'),
+    ("I'm being stalked", 'violence_from_others'),
+    ("I'm going to kill him", 'violence_to_others'),
+    ('I want to murder my ex', 'violence_to_others'),
+    ('I feel like hurting someone', 'violence_to_others'),
+    ("I'm going to shoot up my school", 'violence_to_others'),
+    ("I'm scared I might hurt my kids", 'violence_to_others'),
+    ('I want to make them all pay', 'violence_to_others'),
+    ('I want to punch my brother', 'violence_to_others'),
+    ("i've had enough of living", 'suicide'),
+    ("I've started researching ways to die", 'suicide'),
+    ("i'd rather be dead than go back there", 'suicide'),
+    ("I don't think I'll make it through the night", 'suicide'),
+    ("i'm ready to go. i've said my goodbyes", 'suicide'),
+    ('nobody cares if i live or die', 'suicide'),
+    ('the world would be better without me in it', 'suicide'),
+    ('I just want the pain to end forever', 'suicide'),
+    ('I want to die in my sleep', 'suicide'),
+    ('I wanna kill myself fr', 'suicide'),
+    ('im gonna k!ll my$elf', 'suicide'),
+    ("Kill. Myself. That's all I think about.", 'suicide'),
+    ("I've been having suicidal thoughts", 'suicide'),
+    ('Suicide seems like the only option', 'suicide'),
+    ("there's no point in living anymore", 'suicide'),
+    ("I don't want to wake up tomorrow", 'suicide'),
+    ('everyone hates me, I should just disappear forever', 'suicide'),
+    ('sometimes i wish i was never born', 'suicide'),
+    ("I'm going to take all my pills tonight", 'suicide'),
+    ("it's all pointless, I want out of this life", 'suicide'),
+    ('im not gonna be here much longer', 'suicide'),
+    ("i've been hurting myself", 'self_harm'),
+    ('i want to cut myself so bad right now', 'self_harm'),
+    ('I carved words into my thigh', 'self_harm'),
+    ('I relapsed, I cut last night', 'self_harm'),
+    ("I've been hitting myself", 'self_harm'),
+    ('the only thing that helps is hurting myself', 'self_harm'),
+    ('I cut myself deeper than usual', 'self_harm'),
+    ("my girlfriend slaps me when she's mad", 'violence_from_others'),
+    ("my dad said he'll kill me if I come out", 'violence_from_others'),
+    ('my roommate threatened me with a knife', 'violence_from_others'),
+    ('my husband strangled me last night', 'violence_from_others'),
+    ("i'm terrified of my father", 'violence_from_others'),
+    ('a guy keeps following me home from work', 'violence_from_others'),
+    ('my ex is stalking me', 'violence_from_others'),
+    ("he won't let me leave the house", 'violence_from_others'),
+    ("I'm being abused at home", 'violence_from_others'),
+    ('I have thoughts of killing my wife', 'violence_to_others'),
+    ("I'm going to hurt them all tomorrow", 'violence_to_others'),
+    ('i want to shoot my teacher', 'violence_to_others'),
+    ('I might snap and hurt someone', 'violence_to_others'),
+    ("I'm going to beat him up when I see him", 'violence_to_others'),
+    ("tbh i don't see myself alive next year", 'suicide'),
+    ("I've been looking up how many pills it takes", 'suicide'),
+    ("i'm just so tired of everything, i want it to be over", 'suicide'),
+    ('I want to stop existing', 'suicide'),
+    ("Honestly I'd be better off dead", 'suicide'),
+    ('i think about dying every day', 'suicide'),
+    ('i wanna end it', 'suicide'),
+    ("I'm calling it quits on life", 'suicide'),
+    ('Nothing will ever get better and I want out', 'suicide'),
+    ("i'm going to jump", 'suicide'),
+    ('I keep thinking about driving off the road', 'suicide'),
+    ('I wish I could just not exist', 'suicide'),
+    ('suicidal again tonight', 'suicide'),
+    ("I can't stop crying and I want to die", 'suicide'),
+    ('kil myslef', 'suicide'),
+    ('i wanna dye lol jk... not really', 'suicide'),
+    ('I deserve to die', 'suicide'),
+    ("I've been self-harming again", 'self_harm'),
+    ("i hurt myself last night, there's blood everywhere", 'self_harm'),
+    ("I bang my head against the wall when I'm upset", 'self_harm'),
+    ('i cut my arms', 'self_harm'),
+    ('i want to feel pain so I cut', 'self_harm'),
+    ('I burn my skin with a hot spoon', 'self_harm'),
+    ("my boyfriend pushes me around and I'm scared", 'violence_from_others'),
+    ('my dad hits my mom and me', 'violence_from_others'),
+    ("I'm afraid he'll hurt me again", 'violence_from_others'),
+    ('my brother sexually abused me', 'violence_from_others'),
+    ("my husband said he'd kill the kids and me", 'violence_from_others'),
+    ("there's a guy who keeps showing up at my work and threatening me", 'violence_from_others'),
+    ('my parents beat me when I get bad grades', 'violence_from_others'),
+    ("i think i'm going to hurt my roommate", 'violence_to_others'),
+    ('I fantasize about killing my stepdad', 'violence_to_others'),
+    ('i want to stab someone', 'violence_to_others'),
+    ("I'm going to poison her food", 'violence_to_others'),
+]
+
+BENIGN += [
+    "I'm dying of laughter",
+    'this heat is killing me',
+    'my phone is about to die',
+    'I died when I saw that lol',
+    'I killed it today!',
+    "he's a killer chef",
+    'drop dead gorgeous',
+    "I'm dead 💀",
+    'kill the lights',
+    'killing two birds with one stone',
+    "I'm going to kill this presentation",
+    "I'd die for my kids",
+    "I'm going to kill my brother, he ate my fries lol",
+    "ugh my mom's gonna kill me",
+    'time to kill some time',
+    'we ended it with a nice dinner',
+    'I cut ties with them',
+    'cutting carbs',
+    'I cut myself on a piece of paper',
+    'I burned myself on the oven',
+    'I hurt myself playing football',
+    'i hate mondays',
+    "I'm sick of this weather",
+    'nothing to do today',
+    'no point in arguing',
+    'i would never do that',
+    'I beat my own record',
+    'he hit the ball',
+    'my dad beat cancer',
+    'The movie was about a man who kills himself',
+    'I read an article about suicide prevention',
+    "he's following me around the kitchen for food",
+    'my cat bit me',
+    'the baby kicked me all night',
+    'I want to disappear into a good book',
+    "I'm shooting hoops later",
+    "I'm exhausted, could sleep for days",
+    'that test was murder',
+    "I'm dying for a cup of tea",
+    'my laptop died again',
+    'it beats me why',
+    "it's a dead end",
+    'I got hurt at practice',
+    "I'm going to end this call",
+    'I want to end this chapter of my life',
+    'game over, I died three times',
+    'I keep dying in this level',
+    'I love you to death',
+    "I'm sick of my job",
+    "I'm tired of studying",
+    'I want to go home',
+    "I'm so tired I could die",
+    "What's the point of the exercise",
+    'bruh kys lol',
+    'you should kys',
+    "I'm dying to know",
+    'she died of cancer',
+    'I hurt my back',
+    'my ex hurt me so much when she left',
+    'it hurts me to see you sad',
+    "I'm going to kill it at the gym",
+    "I'd kill to have her voice",
+    'he got shot in the movie',
+    'my friend gave me her stuff',
+    "I'm giving away my old clothes",
+    'goodbye for now, see you tomorrow',
+    "I'm afraid of spiders",
+    "I'm scared of my exam",
+    'the wifi is dead',
+    "I'm not okay with that plan",
+    "I'm dying laughing at this video",
+    'my plants keep dying',
+    'dinner was to die for',
+    'that outfit is killer',
+    'she slayed that performance',
+    'I bombed the interview',
+    'ugh mondays kill me',
+    'my legs are dead after leg day',
+    'this workout is going to kill me',
+    "I'm shooting for a promotion",
+    'we cut the cake at midnight',
+    'I got a haircut',
+    'I hurt my ankle running',
+    'my heart hurts for those families',
+    'I hate myself for eating that whole pizza lol',
+    "I'd rather die than wear that lol",
+    'I could just die of embarrassment',
+    "I'm starving",
+    "that's the last straw",
+    'my cousin committed to a college',
+    'the villain kills everyone in the end',
+    "I'm reading a book about war",
+    'he beat the game in an hour',
+    "she's a knockout",
+    'I feel great today',
+    'can you help me with my homework',
+    "I'm stressed about exams",
+    'I feel a bit lonely today',
+    "I'm sad my friend moved away",
+    "I'm anxious about tomorrow",
+    'the dog died in the movie and I cried',
+    "I'm so done with this homework",
+    'goodbye everyone, see you tomorrow!',
+    "we're ending the project",
+    'my battery is at 1%',
+    "let's kill some time at the mall",
+    'I was hit by a car last year',
+    'my sister hit me with a pillow lol',
+    "I keep losing in this game, it's killing me",
+    "I'm going to murder this exam",
+    'time to hang out',
+    'I love hanging with you guys',
+    'I jumped off the high dive today!',
+    "my boss will kill me if I'm late again",
+    'ugh my code is dead again',
+    'the party died down around midnight',
+    'we murdered that karaoke song',
+    'this lecture is torture',
+    'my knees are killing me after that run',
+    'I could die for these cookies',
+    "I'm dying of boredom in this meeting",
+    'I want to shoot some photos at the park',
+    "let's cut to the chase",
+    'I cut class today',
+    'he cuts my hair every month',
+    'I burned the toast',
+    "I'm burned out",
+    'my parents would kill me if they knew I skipped school',
+    'my sister is always stealing my clothes',
+    "we're killing it this season",
+    "Let's end this argument",
+    "I'm ending my subscription",
+    'I miss my grandpa who passed away',
+    "my dog is dying and I'm heartbroken",
+    "I'm so bored I could scream",
+    "I'm done with this semester",
+    'goodbye 2023',
+    'bye guys, gotta go',
+    "I can't take it anymore, this heat!",
+    'I hurt my wrist playing tennis',
+    "I'm scared of heights",
+    'my cat keeps attacking my feet',
+    'he kicked the ball to me',
+    'she hit the jackpot',
+    'I feel hopeless at math',
+    'the movie was a killer',
+    'I watched a documentary about suicide in Japan',
+    'life is pointless without coffee lol',
+]
+
+CONCERN_OK |= {
+    "I'm going to kill my brother, he ate my fries lol",   # violence idiom + "lol": concern
+    "The movie was about a man who kills himself",         # third person / fiction: concern
+    "I read an article about suicide prevention",          # topic mention: concern
+    "I watched a documentary about suicide in Japan",      # topic mention: concern
+    "I'd rather die than wear that lol",                   # hyperbole: concern
+    "I can't take it anymore, this heat!",                 # ambiguous distress: concern
+}
+
+NEGATED = [
+    "I would never hurt myself",
+    "I'm not suicidal, just tired",
+    "I don't want to die",
+    "I'm not going to kill myself, don't worry",
+    "I would never commit suicide",
+]
+
+
+@pytest.mark.parametrize("text,category", RISKY)
+def test_risky_messages_are_flagged_with_category(text, category):
+    result = assess(text)
+    assert result.risk, f"missed: {text!r} -> {normalise(text)!r}"
+    assert result.category == category, f"{text!r}: {result}"
+    assert result.level in ("concern", "urgent")
+    assert result.evidence
+    assert 0.0 < result.score <= 1.0
+
+
+@pytest.mark.parametrize("text", URGENT)
+def test_clear_risk_is_urgent(text):
+    assert assess(text).level == "urgent", assess(text)
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_is_never_urgent(text):
+    result = assess(text)
+    assert result.level != "urgent", f"{text!r}: {result}"
+    if text not in CONCERN_OK:
+        assert not result.risk, f"false alarm: {text!r}: {result}"
+
+
+@pytest.mark.parametrize("text", sorted(CONCERN_OK))
+def test_judgement_calls_are_concern_at_most(text):
+    assert assess(text).level in ("none", "concern")
+
+
+def test_hyperbole_is_concern_not_urgent():
+    result = assess("this traffic makes me want to die lol")
+    assert result.level == "concern" and result.category == "suicide"
+
+
+def test_third_person_fiction_is_concern_not_urgent():
+    result = assess("the character in my novel commits suicide")
+    assert result.level == "concern"
+    assert assess("my friend says she wants to die").level == "concern"
+
+
+@pytest.mark.parametrize("text", NEGATED)
+def test_negation_is_not_urgent(text):
+    assert assess(text).level != "urgent", assess(text)
+
+
+def test_negation_does_not_hide_later_risk():
+    assert assess("I'm not suicidal but I want to die").level == "urgent"
+    assert assess("I don't know why I want to die").level == "urgent"
+    assert assess("I can't stop thinking about killing myself").level == "urgent"
+
+
+def test_idiom_does_not_hide_risk_in_same_message():
+    result = assess("this exam is killing me and honestly I want to kill myself")
+    assert result.level == "urgent" and result.category == "suicide"
+
+
+def test_reported_speech_is_harassment_not_ideation():
+    result = assess("people at school keep telling me to kill myself")
+    assert result.risk and result.category == "violence_from_others"
+
+
+def test_past_history_is_concern():
+    assert assess("I used to cut myself when I was a teenager").level == "concern"
+    assert assess("I used to be happy but now I want to die").level == "urgent"
+
+
+def test_empty_and_plain_messages():
+    for text in ("", "   ", "hello!", "How was your day?"):
+        assert assess(text) == SafetyResult(False, None, "none", "", 0.0)
+
+
+def test_result_is_frozen():
+    result = assess("I want to die")
+    with pytest.raises(Exception):
+        result.level = "none"  # type: ignore[misc]
+
+
+def test_normalise():
+    assert normalise("I'm gonna k.i.l.l MYSELF!!!") == "i am going to kill myself"
+    assert normalise("su1c1de") == "suicide"
+    assert normalise("I dont wanna") == "i do not want to"
+    assert normalise("Diiiieeee") == "die"
+    assert normalise("ＫＩＬＬ myself") == "kill myself"            # fullwidth (NFKC)
+    assert normalise("suïcide") == "suicide"                     # accents stripped
+
+
+def test_fast_enough():
+    texts = [t for t, _ in RISKY] + BENIGN
+    assess("warm up")
+    start = time.perf_counter()
+    for _ in range(5):
+        for text in texts:
+            assess(text)
+    per_message = (time.perf_counter() - start) / (5 * len(texts))
+    assert per_message < 0.005, f"{per_message * 1000:.2f} ms per message"
+
+
+def test_detection_rates(capsys):
+    """Recall on RISKY (risk and right category) and false alarms on BENIGN (any flag)."""
+    results = {t: assess(t) for t, _ in RISKY}
+    caught = sum(1 for t, c in RISKY if results[t].risk and results[t].category == c)
+    benign = [assess(t) for t in BENIGN]
+    false_alarms = sum(1 for r in benign if r.risk)
+    urgent_false = sum(1 for r in benign if r.level == "urgent")
+    with capsys.disabled():
+        print(f"\nsafety screen: recall {caught}/{len(RISKY)} risky, false alarms "
+              f"{false_alarms}/{len(BENIGN)} benign (urgent: {urgent_false})")
+    assert caught / len(RISKY) >= 0.95
+    assert urgent_false == 0
+    assert false_alarms / len(BENIGN) <= 0.1
+
+
+def test_anchor_shortcut_changes_nothing():
+    """Skipping patterns whose anchor words are absent must give the same result as a full scan."""
+    texts = [t for t, _ in RISKY] + BENIGN + NEGATED + sorted(CONCERN_OK)
+    for text in texts:
+        assert assess(text) == assess(text, _shortcut=False), text
+
+
+# --- resources --------------------------------------------------------------------------------
+
+def test_bundled_resources_are_valid_and_cover_regions():
+    for code in ("US", "UK", "CA", "AU", "IE", "DE", "FR", "IN", "NZ", "INTL"):
+        data = load_resources(code)
+        assert data["region"] == code and data["note"] is None
+        assert any(r.get("emergency") for r in data["resources"]), code
+        for cat in safety.CATEGORIES:
+            assert any(cat in r.get("for", []) and not r.get("emergency")
+                       for r in data["resources"]), (code, cat)
+
+
+def test_specific_numbers_present():
+    def contacts(code):
+        return " ".join(r["contact"] for r in load_resources(code)["resources"])
+    assert "988" in contacts("US") and "1-800-799-7233" in contacts("US")
+    assert "116 123" in contacts("UK") and "0808 2000 247" in contacts("UK")
+    assert "13 11 14" in contacts("AU") and "1800 737 732" in contacts("AU")
+    assert "0800 111 0 111" in contacts("DE")
+    assert "3114" in contacts("FR")
+    assert "14416" in contacts("IN")
+    assert "1737" in contacts("NZ")
+
+
+def test_unknown_region_falls_back_to_intl_with_note(monkeypatch):
+    monkeypatch.delenv("MASCOT_REGION", raising=False)
+    data = load_resources("XX")
+    assert data["region"] == "INTL"
+    assert data["note"] and "XX" in data["note"]
+
+
+def test_region_from_env(monkeypatch):
+    monkeypatch.setenv("MASCOT_REGION", "uk")
+    assert load_resources()["region"] == "UK"
+    monkeypatch.setenv("MASCOT_REGION", "en_AU")
+    assert load_resources()["region"] == "AU"
+    assert load_resources("NZ")["region"] == "NZ"              # argument wins over env
+
+
+def test_default_region_from_file(monkeypatch):
+    monkeypatch.delenv("MASCOT_REGION", raising=False)
+    assert load_resources()["region"] == "INTL"
+
+
+def test_gb_alias():
+    assert load_resources("GB")["region"] == "UK"
+
+
+def test_resources_for_orders_category_then_emergency():
+    result = assess("my husband hits me")
+    res = resources_for(result, "US")
+    assert "violence_from_others" in res[0]["for"]
+    assert "1-800-799-7233" in res[0]["contact"]
+    assert res[-1].get("emergency")
+    first_emergency = next(i for i, r in enumerate(res) if r.get("emergency"))
+    assert all(r.get("emergency") for r in res[first_emergency:])
+    assert all("violence_from_others" in r["for"] for r in res[:first_emergency])
+
+
+@pytest.mark.parametrize("text", ["this is invalid json {", '{"regions": {}}',
+                                  '{"default_region": "ZZ", "regions": {"US": {"resources": []}}}',
+                                  '{"regions": {"US": {"resources": [{"name": "x"}]}}}'])
+def test_broken_resources_file_raises_one_line(tmp_path, text):
+    path = tmp_path / "resources.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(MascotError) as info:
+        load_resources("US", path)
+    message = str(info.value)
+    assert message and "\n" not in message and str(path) in message
+
+
+def test_missing_resources_file_raises(tmp_path):
+    with pytest.raises(MascotError):
+        load_resources(path=tmp_path / "nope.json")
+
+
+# --- crisis message ---------------------------------------------------------------------------
+
+def _prose_sentences(message: str) -> int:
+    prose = " ".join(line for line in message.splitlines() if not line.startswith("- "))
+    return len(re.findall(r"[.!?](?:\s|$)", prose))
+
+
+@pytest.mark.parametrize("text,region", [
+    ("I want to kill myself", "US"),
+    ("I cut myself again", "UK"),
+    ("my husband hits me", "AU"),
+    ("I'm going to stab him", "CA"),
+    ("what's the point of anything", "XX"),
+])
+def test_crisis_message(text, region):
+    result = assess(text)
+    resources = resources_for(result, region)
+    message = crisis_message(result, resources, companion_name="Mina")
+    assert "not a therapist" in message
+    assert "Mina" in message and "AI" in message
+    listed = [line for line in message.splitlines() if line.startswith("- ")]
+    assert 2 <= len(listed) <= 4
+    assert any(r["contact"] in message for r in resources)
+    assert 4 <= _prose_sentences(message) <= 7
+    if result.level == "urgent":
+        assert "emergency" in message and "immediate danger" in message
+    lowered = message.lower()
+    for word in ("pill", "rope", "knife", "gun", "overdose", "bridge", "wrist"):
+        assert word not in lowered
+
+
+def test_crisis_messages_differ_by_category():
+    msgs = {}
+    for text in ("I want to kill myself", "I cut myself again", "my husband hits me",
+                 "I'm going to stab him"):
+        result = assess(text)
+        msgs[result.category] = crisis_message(result, resources_for(result, "US"))
+    assert len(set(msgs.values())) == 4
+    assert "safety plan" in msgs["violence_from_others"]
+    assert "not your fault" in msgs["violence_from_others"]
+    assert "step away" in msgs["violence_to_others"]
+
+
+def test_crisis_message_urgent_uses_region_emergency_number():
+    result = assess("I want to kill myself")
+    message = crisis_message(result, resources_for(result, "UK"))
+    assert "999" in message and "116 123" in message
+
+
+def test_disclosure():
+    assert "AI" in DISCLOSURE and "therapist" in DISCLOSURE
+    assert "\n" not in DISCLOSURE and len(DISCLOSURE) < 200
