@@ -32,6 +32,7 @@ from .personas import Persona, PersonaSet
 from .runtime import Backend, GenRequest
 
 MAX_MESSAGE_CHARS = 100_000
+PARAGRAPH_END = re.compile(r"(?<=\S)[ \t]*\n[ \t]*\n")
 STREAM_HOLDBACK = 24  # characters held back while streaming (about 6 tokens)
 
 
@@ -130,6 +131,7 @@ class TranscriptItem:
     speaker: str
     text: str
     id: int | None = None
+    directive: str = ""  # what the Director told the speaker (kept: it is part of its KV prefix)
 
 
 class GroupChat:
@@ -168,7 +170,8 @@ class GroupChat:
             self.members = [persona_from_dict(r["persona"]) for r in rows]
             self.muted = {r["name"] for r in rows if r["muted"]}
         for m in self.store.messages(cid):
-            self.transcript.append(TranscriptItem(m["role"], m["speaker"], m["text"], m["id"]))
+            self.transcript.append(TranscriptItem(m["role"], m["speaker"], m["text"], m["id"],
+                                                  m.get("directive") or ""))
         self.round = self.store.last_round(cid)
         self.settings.policy = conv.get("policy") or self.settings.policy
 
@@ -209,14 +212,26 @@ class GroupChat:
 
     def _transcript_messages(self, persona: Persona, backend: Backend,
                              upto: int | None = None) -> list[dict[str, str]]:
+        """The transcript as this companion sees it. Its own replies are assistant turns,
+        each preceded by the turn note it was given, exactly as it was generated, so its KV
+        cache after a turn is a strict prefix of its next prompt (a turn prefills only what
+        is new)."""
         out = []
         for item in self.transcript[:upto]:
             if item.role == "companion" and item.speaker == persona.name:
+                out.append(self._turn_note(persona, item.directive))
                 out.append({"role": "assistant", "content": self._clip(item.text, backend)})
             else:
                 who = self.settings.user_name if item.role == "user" else item.speaker
                 out.append({"role": "user", "content": f"{who}: {self._clip(item.text, backend)}"})
         return out
+
+    @staticmethod
+    def _turn_note(persona: Persona, directive: str) -> dict[str, str]:
+        # A user-role note: small models follow the last user turn far better than a system
+        # note (checked by hand on the bundled model: replies stay on the user's topic).
+        note = f"Director's note for {persona.name}: {directive}" if directive else f"It is {persona.name}'s turn."
+        return {"role": "user", "content": f"({note}) Reply now as {persona.name}, briefly and in character."}
 
     def _trim_start(self, key: str, costs: list[int], budget: int) -> int:
         """Apply the context policy to one reader (a companion or the Director): return the index
@@ -244,16 +259,12 @@ class GroupChat:
         max_tokens = int(self.settings.max_tokens or s["max_tokens"])
         head = [{"role": "system", "content": persona.system_prompt(self.names, self.settings.user_name)}]
         body = self._transcript_messages(persona, backend, upto)
-        note = (f"Director's note for {persona.name}: {directive}" if directive
-                else f"It is {persona.name}'s turn.")
-        # A user-role tail: small models follow the last user turn far better than a system
-        # note (checked by hand on the bundled model: replies stay on the user's topic).
-        tail = [{"role": "user", "content": f"({note}) Reply now as {persona.name}, briefly and in character."}]
+        tail = [self._turn_note(persona, directive)]
         messages = self._fit(persona.name if upto is None else f"{persona.name}@{upto}", head, body,
                              tail, backend, max_tokens)
         others = [n for n in self.names if n != persona.name] + [self.settings.user_name]
         stop = sorted({f"\n{n}:" for n in others} | {f"\n**{n}" for n in others}
-                      | {"\nUser:", "\n\n", "<|im_end|>", "<|im_start|>", "<|endoftext|>"})
+                      | {"\nUser:", "<|im_end|>", "<|im_start|>", "<|endoftext|>"})
         return GenRequest(slot=persona.name, messages=messages, max_tokens=max_tokens,
                           temperature=float(self.settings.temperature if self.settings.temperature is not None
                                             else s["temperature"]),
@@ -366,18 +377,28 @@ class GroupChat:
         backend = self._backend(persona)
         others = [n for n in self.names if n != persona.name]
         text, confused, gen = "", False, None
+        t0 = time.perf_counter()
+        first_token = 0.0
+        prefilled = 0
         for _attempt in range(2):
             gen = backend.generate(req, cancel)
             raw, shown = "", ""
             for piece in gen:
                 raw += piece
+                if PARAGRAPH_END.search(raw):  # one message is one paragraph: stop generating
+                    raw = raw[: PARAGRAPH_END.search(raw).start()]
+                    break
                 visible, _ = clean_reply(raw, persona.name, others, self.settings.user_name)
                 # Hold back the tail: it may still turn into a "Name:" line that cleanup cuts.
                 safe = visible[: max(0, len(visible) - STREAM_HOLDBACK)]
                 if safe.startswith(shown) and len(safe) > len(shown):
+                    first_token = first_token or time.perf_counter() - t0
                     yield Event("token", {"speaker": persona.name, "text": safe[len(shown):],
                                           "message_id": message_id})
                     shown = safe
+            if hasattr(gen, "close"):
+                gen.close()
+            prefilled += gen.stats.prefilled_tokens
             text, confused = clean_reply(raw, persona.name, others, self.settings.user_name)
             if text.startswith(shown) and len(text) > len(shown):
                 yield Event("token", {"speaker": persona.name, "text": text[len(shown):],
@@ -386,6 +407,8 @@ class GroupChat:
                 break
             req.seed = (req.seed or 0) + 101  # empty after cleanup: one retry with another seed
             req.temperature = max(0.8, req.temperature)
+        gen.stats.prefilled_tokens = prefilled
+        gen.stats.ttft = first_token or time.perf_counter() - t0  # what the user waited
         yield (text, confused, gen.stats)
 
     def regenerate(self, message_id: int, cancel: threading.Event | None = None) -> Iterator[Event]:
@@ -468,7 +491,7 @@ class GroupChat:
                            ttft_ms=round(stats.ttft * 1000, 1), status=status,
                            meta={"role_confusion": confused, "director_valid": decision.valid,
                                  "source": decision.source})
-        self.transcript.append(TranscriptItem("companion", persona.name, text, mid))
+        self.transcript.append(TranscriptItem("companion", persona.name, text, mid, decision.directive))
         yield Event("message", {"id": mid, "speaker": persona.name, "text": text,
                                 "directive": decision.directive, "color": persona.color,
                                 "status": status, "role_confusion": confused,

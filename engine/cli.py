@@ -386,6 +386,50 @@ def history_delete(conversation_id: int, yes: bool) -> None:
     click.echo(f"Deleted conversation {conversation_id}.")
 
 
+# -- all data ------------------------------------------------------------------------------------
+
+@cli.group()
+def data() -> None:
+    """Export or delete everything Mascot stores on this computer."""
+
+
+@data.command("export")
+@click.argument("out", type=click.Path(path_type=Path))
+def data_export(out: Path) -> None:
+    """Write every conversation (JSON + Markdown), imported personas and the model list to a .zip."""
+    import zipfile
+    from .models import ModelRegistry
+    from .personas import user_personas_dir
+    if out.suffix.lower() != ".zip":
+        raise InputError("Give a .zip file name for the export, e.g. mascot-data.zip.")
+    store = _store()
+    convs = list(store.iter_all())
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("conversations.json", json.dumps(convs, indent=2, ensure_ascii=False))
+        for c in convs:
+            cid = c["conversation"]["id"]
+            z.writestr(f"conversations/{cid:05d}.md", store.export_markdown(cid))
+        for f in sorted(user_personas_dir().glob("*.json")):
+            z.write(f, f"personas/{f.name}")
+        z.writestr("models.json", json.dumps([m.to_dict() for m in ModelRegistry(store).list()], indent=2))
+    click.echo(f"Wrote {len(convs)} conversation(s) to {out}")
+
+
+@data.command("delete")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def data_delete(yes: bool) -> None:
+    """Delete all conversations, imported personas, registered models (files stay) and logs."""
+    import shutil
+    from .paths import user_dir
+    if not yes and not click.confirm("Delete ALL conversations, imported personas and settings?"):
+        click.echo("Nothing deleted.")
+        return
+    _store().delete_all()
+    for sub in ("personas", "logs"):
+        shutil.rmtree(user_dir() / sub, ignore_errors=True)
+    click.echo(f"Deleted all Mascot data in {user_dir()}.")
+
+
 # -- entry point ---------------------------------------------------------------------------------
 
 def _log_file() -> Path | None:

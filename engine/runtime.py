@@ -19,6 +19,7 @@ copied in and out of that context rather than kept as parallel sequences in one 
 
 from __future__ import annotations
 
+import codecs
 import ctypes
 import json
 import os
@@ -61,7 +62,8 @@ class GenStats:
 
 
 class Generation:
-    """An iterator over text pieces; ``stats`` is complete once iteration ends."""
+    """An iterator over text pieces; ``stats`` is complete once iteration ends (or after
+    ``close()``, which stops generation early and releases the model)."""
 
     def __init__(self, pieces: Iterator[str], stats: GenStats):
         self._pieces = pieces
@@ -69,6 +71,11 @@ class Generation:
 
     def __iter__(self) -> Iterator[str]:
         return self._pieces
+
+    def close(self) -> None:
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
 
     def text(self) -> str:
         return "".join(self)
@@ -319,33 +326,54 @@ class LlamaRuntime:
                 stats.stopped = "cancelled"
                 self.llm.reset()
                 return
-            def stop_now(_ids: Any, _logits: Any) -> bool:
-                return cancel is not None and cancel.is_set()
-            kwargs: dict[str, Any] = dict(
-                prompt=tokens, max_tokens=req.max_tokens, temperature=req.temperature,
-                top_p=req.top_p, top_k=req.top_k, repeat_penalty=req.repeat_penalty,
-                stop=req.stop or None, stream=True,
-                stopping_criteria=self._llama_cpp.StoppingCriteriaList([stop_now]),
-            )
             if req.seed is not None:
-                kwargs["seed"] = req.seed
-            if req.json_schema is not None:
-                kwargs["grammar"] = self._grammar(req.json_schema)
-            n = 0
-            finish = "stop"
-            for chunk in self.llm.create_completion(**kwargs):
-                choice = chunk["choices"][0]
-                piece = choice.get("text") or ""
-                n += 1
-                if piece:
+                self.llm.set_seed(req.seed)
+            grammar = self._grammar(req.json_schema) if req.json_schema is not None else None
+            is_eog = self._llama_cpp.llama_vocab_is_eog
+            vocab = self.llm._model.vocab
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            stops = [x for x in req.stop if x]
+            hold = max((len(x) for x in stops), default=1) - 1
+            text, sent, n, finish = "", 0, 0, "closed"
+            # llm.generate (not create_completion): per-token work stays minimal, so the app
+            # decodes at raw llama.cpp speed; stop strings and UTF-8 are handled here.
+            try:
+                for tok in self.llm.generate(tokens, temp=req.temperature, top_k=req.top_k,
+                                             top_p=req.top_p, repeat_penalty=req.repeat_penalty,
+                                             grammar=grammar):
+                    if is_eog(vocab, tok):
+                        finish = "stop"
+                        break
+                    n += 1
+                    text += decoder.decode(self.llm.detokenize([tok]))
+                    cut = min((i for i in (text.find(x) for x in stops) if i >= 0), default=-1)
+                    if cut >= 0:
+                        text, finish = text[:cut], "stop"
+                        break
+                    if cancel is not None and cancel.is_set():
+                        finish = "cancelled"
+                        break
+                    safe = len(text) - hold
+                    if safe > sent:
+                        if not stats.ttft:
+                            stats.ttft = time.perf_counter() - t0
+                        yield text[sent:safe]
+                        sent = safe
+                        if cancel is not None and cancel.is_set():  # set while we were paused
+                            finish = "cancelled"
+                            break
+                    if n >= req.max_tokens:
+                        finish = "length"
+                        break
+                text += decoder.decode(b"", final=True) if finish != "stop" else ""
+                if len(text) > sent and finish != "cancelled":
                     if not stats.ttft:
                         stats.ttft = time.perf_counter() - t0
-                    yield piece
-                if choice.get("finish_reason"):
-                    finish = choice["finish_reason"]
-            stats.completion_tokens = max(0, self.llm.n_tokens - stats.prompt_tokens)
-            stats.stopped = "cancelled" if cancel is not None and cancel.is_set() else finish
-            stats.seconds = time.perf_counter() - t0
+                    yield text[sent:]
+            finally:
+                stats.completion_tokens = n
+                stats.stopped = finish
+                stats.seconds = time.perf_counter() - t0
 
 
 class RuntimePool:

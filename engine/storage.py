@@ -171,6 +171,7 @@ class Store:
                     self.db.execute(f"delete from {t}")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.db.execute("VACUUM")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def members(self, cid: int) -> list[dict[str, Any]]:
         rows = self.db.query("select * from members where conversation_id = ? order by position", [cid])

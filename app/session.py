@@ -1,0 +1,530 @@
+"""The open conversation: engine objects on one side, Qt item models and signals on the other.
+
+``ChatSession`` owns the store, one shared llama.cpp backend factory (each model file is loaded
+once for every conversation, companion and the Director) and the current ``GroupChat``. Rounds
+and regenerations run as generator workers; their events update the item models on the GUI
+thread. Only one job runs at a time, and the conversation is not changed under a running job.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from engine.chat import ChatSettings, Event, GroupChat, sanitize_user_text
+from engine.errors import InputError, MascotError
+from engine.models import ModelRegistry, bundled_model_path
+from engine.personas import Persona, PersonaSet, default_color, load_set, load_set_file, persona_from_dict
+from engine.runtime import Backend, RuntimePool
+from engine.storage import Store
+
+from . import data, theme
+from .config import AppSettings
+from .item_models import ConversationListModel, DirectorLogModel, MemberListModel, MessageListModel
+from .workers import GeneratorWorker, Runner, Worker
+
+YOU = "You"
+CHOOSING = "Choosing who speaks next…"
+MAX_MEMBERS = 8
+
+
+def backend_factory(store: Store, settings: AppSettings) -> Callable[[str | None], Backend]:
+    """Resolve a model name or path (None = bundled) to a shared llama.cpp runtime.
+
+    Like ``engine.chat.default_backend_factory``, plus the thread count from the settings."""
+    pool = RuntimePool(n_ctx=settings.context_size, n_threads=settings.threads or None)
+    registry = ModelRegistry(store)
+
+    def factory(model: str | None) -> Backend:
+        return pool.get(registry.get(model).path if model else bundled_model_path())
+
+    return factory
+
+
+class ChatSession(QObject):
+    opened = Signal(int)                 # conversation id
+    busy_changed = Signal(bool)
+    typing_changed = Signal(str, str)    # text ("" hides it), colour
+    token_received = Signal(str)         # speaker
+    round_finished = Signal(dict)        # round_end data (+ "error"), after busy goes False
+    regenerate_finished = Signal(int)    # message id
+    safety_raised = Signal(dict)         # the engine's safety event data
+    members_changed = Signal()
+    error = Signal(str)
+    info = Signal(str)
+
+    def __init__(self, settings: AppSettings, store: Store | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.settings = settings
+        self.store = store or Store()
+        self.messages = MessageListModel(self)
+        self.members = MemberListModel(self)
+        self.director_log = DirectorLogModel(self)
+        self.conversations = ConversationListModel(self.store, self)
+        self.conversations.rename = self.rename_conversation
+        self.members.set_muted = self.set_muted
+        self.runner = Runner(self)
+        self.backend_for = backend_factory(self.store, settings)
+        self.chat: GroupChat | None = None
+        self.conversation: dict[str, Any] = {}
+        self._job: Worker | None = None
+        self._serial = 0
+        self._round: dict[str, Any] = {}
+
+    # -- state ------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self._job is not None
+
+    @property
+    def cid(self) -> int | None:
+        return self.chat.conversation_id if self.chat else None
+
+    def persona(self, name: str) -> Persona | None:
+        for p in (self.chat.members if self.chat else []):
+            if p.name == name:
+                return p
+        return None
+
+    def _look(self, name: str) -> tuple[str, str]:
+        p = self.persona(name)
+        return (p.color, p.avatar) if p else (default_color(name), name[:1].upper())
+
+    def start(self) -> None:
+        """Open the last conversation, or on first run a new one with the support circle."""
+        self.conversations.refresh("")
+        ids = [r["id"] for r in self.conversations.rows]
+        if self.settings.last_conversation in ids:
+            self.open_conversation(self.settings.last_conversation)
+        elif ids:
+            self.open_conversation(ids[0])
+        else:
+            self.new_conversation("support")
+
+    def _chat_settings(self, conv: dict[str, Any]) -> ChatSettings:
+        cap = max(1, min(int(conv.get("max_speakers") or 3), MAX_MEMBERS))
+        return ChatSettings(policy=conv.get("policy") or "director", max_speakers=cap,
+                            min_speakers=min(2, cap), **self.settings.chat_overrides())
+
+    def _make_chat(self, cid: int) -> GroupChat:
+        conv = self.store.conversation(cid)
+        rows = self.store.members(cid)
+        personas = [persona_from_dict(r["persona"]) for r in rows] or load_set(conv["group_name"]).members
+        pset = PersonaSet(name=conv["group_name"], title=conv["title"], description="", members=personas)
+        self.conversation = conv
+        return GroupChat(pset, settings=self._chat_settings(conv), store=self.store,
+                         backend_for=self.backend_for, conversation_id=cid)
+
+    def open_conversation(self, cid: int) -> None:
+        self._halt()
+        try:
+            self.chat = self._make_chat(cid)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return
+        self._load_messages()
+        self._load_members()
+        self.settings.last_conversation = cid
+        self.settings.save()
+        self.opened.emit(cid)
+
+    def new_conversation(self, group: str | PersonaSet) -> None:
+        self._halt()
+        try:
+            pset = load_set(group) if isinstance(group, str) else group
+            chat = GroupChat(pset, settings=ChatSettings(**self.settings.chat_overrides()),
+                             store=self.store, backend_for=self.backend_for, title=pset.title)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return
+        self.conversations.refresh()
+        self.open_conversation(chat.conversation_id)
+
+    def rename_conversation(self, cid: int, title: str) -> None:
+        """Rename in the store (the conversation list updates its own row)."""
+        try:
+            self.store.rename_conversation(cid, title)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return
+        if cid == self.cid:
+            self.conversation = self.store.conversation(cid)
+            self.opened.emit(cid)
+
+    def delete_conversation(self, cid: int) -> None:
+        if cid == self.cid:
+            self._halt()
+        try:
+            self.store.delete_conversation(cid)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return
+        self.conversations.refresh()
+        if cid == self.cid:
+            self.chat = None
+            self.settings.last_conversation = None
+            self.start()
+
+    def delete_all_data(self, delete_models: bool = True) -> None:
+        from .notify import close_logging, setup_logging
+        self._halt()
+        self.chat = None
+        close_logging()
+        data.delete_all(self.store, delete_models=delete_models)
+        setup_logging()
+        self.settings.last_conversation = None
+        self.settings.disclosure_seen = False
+        self.settings.save()
+        self.start()
+        self.info.emit("All conversations, imported personas and logs were deleted.")
+
+    def apply_settings(self, new: AppSettings) -> None:
+        reload = (new.threads, new.context_size) != (self.settings.threads, self.settings.context_size)
+        self.settings = new
+        new.save()
+        if reload:
+            self._halt()
+            self.backend_for = backend_factory(self.store, new)  # the old runtimes are freed
+            if self.cid is not None:
+                self.open_conversation(self.cid)
+        elif self.chat is not None:
+            for key, value in new.chat_overrides().items():
+                setattr(self.chat.settings, key, value)
+
+    # -- loading rows -----------------------------------------------------------------------------
+    def _row(self, m: dict[str, Any]) -> dict[str, Any]:
+        variants = len(json.loads(m["variants"])) if m.get("variants") else 1
+        color, avatar = self._look(m["speaker"])
+        return {"id": m["id"], "role": m["role"], "text": m["text"], "created": m["created"],
+                "speaker": YOU if m["role"] == "user" else m["speaker"], "color": color,
+                "avatar": avatar, "directive": m.get("directive") or "", "status": m.get("status") or "done",
+                "variant": m.get("variant") or 0, "variants": variants, "streaming": False,
+                "edited": bool(m.get("edited"))}
+
+    def _load_messages(self) -> None:
+        rows = self.store.messages(self.cid) if self.cid else []
+        self.messages.reset([self._row(m) for m in rows])
+        log = []
+        for m in rows:
+            if m["role"] == "companion" and m.get("directive"):
+                meta = m.get("meta") or {}
+                color, avatar = self._look(m["speaker"])
+                log.append({"round": m.get("round"), "speaker": m["speaker"], "directive": m["directive"],
+                            "source": meta.get("source", "director"), "valid": meta.get("director_valid", True),
+                            "color": color, "avatar": avatar})
+        self.director_log.reset(log)
+
+    def _load_members(self) -> None:
+        if self.chat is not None:
+            self.members.set_members(self.chat.members, self.chat.muted)
+        self.members_changed.emit()
+
+    # -- jobs ---------------------------------------------------------------------------------------
+    def _start(self, job: Worker, on_item: Callable[[Any], None], on_done: Callable[[], None]) -> None:
+        self._serial += 1
+        serial = self._serial
+        live = lambda: serial == self._serial  # noqa: E731 - events of a halted job are dropped
+        job.item.connect(lambda ev: live() and on_item(ev))
+        job.finished.connect(lambda: live() and on_done())
+        self._job = job
+        self._round = {}
+        self.runner.start(job, on_error=lambda msg: live() and self._job_failed(msg))
+        self.busy_changed.emit(True)
+
+    def _job_failed(self, message: str) -> None:
+        self._round["error"] = message
+        self.error.emit(message)
+
+    def _finish_job(self) -> Worker | None:
+        job, self._job = self._job, None
+        for i in range(len(self.messages.rows) - 1, -1, -1):
+            if self.messages.rows[i].get("streaming") and self.messages.rows[i].get("id") is None:
+                self.messages.remove(i)
+        self.typing_changed.emit("", "")
+        self.busy_changed.emit(False)
+        return job
+
+    def _halt(self) -> None:
+        """Cancel a running job and wait for it (the engine stops within a second)."""
+        if self._job is not None:
+            self.runner.stop(self._job)
+            self._serial += 1
+            self._finish_job()
+
+    def stop(self) -> None:
+        if self._job is not None:
+            self._job.cancel()
+
+    def shutdown(self) -> None:
+        self._halt()
+        self.runner.stop_all()
+
+    # -- a round -----------------------------------------------------------------------------------
+    def send(self, text: str) -> bool:
+        """Start a round for ``text``; False (with a message) when it cannot start now."""
+        if self.chat is None:
+            return False
+        if self.busy:
+            self.info.emit("Wait for this round to finish, or press Stop.")
+            return False
+        try:
+            sanitize_user_text(text)
+        except InputError as e:
+            self.error.emit(str(e))
+            return False
+        self._start(GeneratorWorker(self.chat.send, text, name="round"), self._on_event, self._round_done)
+        return True
+
+    def _on_event(self, ev: Event) -> None:
+        d = ev.data
+        handler = getattr(self, f"_ev_{ev.type}", None)
+        if handler is not None:
+            handler(d)
+
+    def _ev_round_start(self, d: dict[str, Any]) -> None:
+        self._round["round"] = d.get("round")
+        self.messages.append({"id": d.get("message_id"), "role": "user", "speaker": YOU,
+                              "text": d.get("text", ""), "created": _now(), "color": theme.ACCENT,
+                              "avatar": "", "directive": "", "status": "done", "variant": 0,
+                              "variants": 1, "streaming": False, "edited": False})
+        self.typing_changed.emit(CHOOSING, theme.MUTED)
+
+    def _ev_director(self, d: dict[str, Any]) -> None:
+        speaker = d.get("speaker")
+        color, avatar = self._look(speaker) if speaker else ("", "")
+        self.director_log.append({"round": self._round.get("round"), **d, "color": color, "avatar": avatar})
+        if speaker:
+            self.typing_changed.emit(f"{speaker} is typing…", self._look(speaker)[0])
+        else:
+            self.typing_changed.emit("", "")
+
+    def _ev_token(self, d: dict[str, Any]) -> None:
+        speaker, piece = d.get("speaker", ""), d.get("text", "")
+        i = self.messages.find_streaming(speaker)
+        if i < 0:
+            color, avatar = self._look(speaker)
+            self.messages.append({"id": None, "role": "companion", "speaker": speaker, "text": piece,
+                                  "created": _now(), "color": color, "avatar": avatar,
+                                  "directive": "", "status": "streaming", "variant": 0, "variants": 1,
+                                  "streaming": True, "edited": False})
+        else:
+            self.messages.update(i, text=self.messages.rows[i]["text"] + piece)
+        self.token_received.emit(speaker)
+
+    def _ev_message(self, d: dict[str, Any]) -> None:
+        speaker = d.get("speaker", "")
+        role = "safety" if d.get("safety") else "companion"
+        fields = {"id": d.get("id"), "text": d.get("text", ""), "directive": d.get("directive", ""),
+                  "status": d.get("status", "done"), "streaming": False, "role": role}
+        i = self.messages.find_streaming(speaker)
+        if i >= 0:
+            self.messages.update(i, **fields)
+        else:
+            color, avatar = self._look(speaker)
+            self.messages.append({"speaker": speaker, "created": _now(), "color": color, "avatar": avatar,
+                                  "variant": 0, "variants": 1, "edited": False, **fields})
+        self.typing_changed.emit(CHOOSING, theme.MUTED)
+
+    def _ev_notice(self, d: dict[str, Any]) -> None:
+        self.messages.append({"id": None, "role": "notice", "speaker": "", "text": d.get("text", ""),
+                              "created": _now(), "streaming": False})
+
+    def _ev_safety(self, d: dict[str, Any]) -> None:
+        self._round["safety"] = True
+        self.safety_raised.emit(d)
+
+    def _ev_error(self, d: dict[str, Any]) -> None:
+        self._job_failed(d.get("message", "The round failed."))
+
+    def _ev_round_end(self, d: dict[str, Any]) -> None:
+        self._round.update(d)
+        self.typing_changed.emit("", "")
+
+    def _round_done(self) -> None:
+        job = self._finish_job()
+        info = dict(self._round)
+        info.setdefault("cancelled", bool(job and job.cancelled))
+        self._auto_title(info)
+        self.conversations.refresh()
+        self.round_finished.emit(info)
+
+    def _auto_title(self, info: dict[str, Any]) -> None:
+        """Name a new conversation after its first message (not after a crisis message)."""
+        if info.get("round") != 1 or info.get("safety") or self.cid is None:
+            return
+        conv = self.store.conversation(self.cid)
+        first = next((r["text"] for r in self.messages.rows if r["role"] == "user"), "")
+        if conv["title"] != self.chat.group.title or not first:
+            return
+        line = " ".join(first.split())
+        title = line if len(line) <= 48 else line[:47].rsplit(" ", 1)[0] + "…"
+        self.store.rename_conversation(self.cid, title)
+        self.conversation = self.store.conversation(self.cid)
+        self.opened.emit(self.cid)
+
+    # -- editing messages ----------------------------------------------------------------------------
+    def _idle(self) -> bool:
+        if self.busy:
+            self.info.emit("Wait for this round to finish, or press Stop.")
+        return not self.busy and self.chat is not None
+
+    def regenerate(self, mid: int) -> bool:
+        i = self.messages.find_id(mid)
+        if not self._idle() or i < 0 or self.messages.rows[i]["role"] != "companion":
+            return False
+        self._regen = mid
+        self._start(GeneratorWorker(self.chat.regenerate, mid, name="regenerate"),
+                    self._on_regen_event, self._regen_done)
+        return True
+
+    def _on_regen_event(self, ev: Event) -> None:
+        i = self.messages.find_id(self._regen)
+        if i < 0:
+            return
+        d = ev.data
+        if ev.type == "token":
+            row = self.messages.rows[i]
+            text = (row["text"] if row["streaming"] else "") + d.get("text", "")
+            self.messages.update(i, text=text, streaming=True)
+        elif ev.type == "message":
+            self.messages.update(i, text=d.get("text", ""), variant=d.get("variant", 0),
+                                 variants=d.get("variant", 0) + 1, streaming=False)
+        elif ev.type == "notice":
+            self.info.emit(d.get("text", ""))
+        elif ev.type == "error":
+            self._job_failed(d.get("message", "Regeneration failed."))
+
+    def _regen_done(self) -> None:
+        mid = self._regen
+        i = self.messages.find_id(mid)
+        if i >= 0:  # the store is the truth (a stopped regeneration keeps the old reply)
+            self.messages.update(i, **self._row(self.store.message(mid)))
+        self._finish_job()
+        self.regenerate_finished.emit(mid)
+
+    def select_variant(self, mid: int, index: int) -> None:
+        i = self.messages.find_id(mid)
+        if not self._idle() or i < 0:
+            return
+        try:
+            text = self.chat.select_variant(mid, index)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return
+        self.messages.update(i, text=text, variant=index)
+
+    def edit_message(self, mid: int, text: str) -> bool:
+        i = self.messages.find_id(mid)
+        if not self._idle() or i < 0:
+            return False
+        try:
+            self.chat.edit_message(mid, text)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return False
+        self.messages.update(i, text=self.store.message(mid)["text"], edited=True)
+        return True
+
+    def delete_message(self, mid: int) -> None:
+        i = self.messages.find_id(mid)
+        if not self._idle() or i < 0:
+            return
+        try:
+            self.chat.delete_message(mid)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return
+        self.messages.remove(i)
+        self.conversations.refresh()
+
+    # -- the group -----------------------------------------------------------------------------------
+    def set_muted(self, name: str, muted: bool) -> None:
+        if self.chat is None:
+            return
+        try:
+            self.chat.mute(name, muted)
+        except MascotError as e:
+            self.error.emit(str(e))
+
+    def set_policy(self, policy: str) -> None:
+        if self.chat is not None and policy != self.chat.settings.policy:
+            self.chat.settings.policy = policy
+            self.store.update_conversation(self.cid, policy=policy)
+
+    def set_max_speakers(self, n: int) -> None:
+        if self.chat is not None and n != self.chat.settings.max_speakers:
+            self.chat.settings.max_speakers = n
+            self.chat.settings.min_speakers = min(2, n)
+            self.store.update_conversation(self.cid, max_speakers=n)
+
+    def _save_members(self, personas: list[Persona]) -> bool:
+        if not self._idle():
+            return False
+        muted = {n for n in self.chat.muted if n in {p.name for p in personas}}
+        data.save_members(self.store, self.cid, personas, muted)
+        self.chat = self._make_chat(self.cid)
+        self._load_members()
+        return True
+
+    def add_member(self, persona: Persona) -> bool:
+        if self.chat is None:
+            return False
+        if len(self.chat.members) >= MAX_MEMBERS:
+            self.error.emit(f"A group has at most {MAX_MEMBERS} companions; remove one first.")
+            return False
+        if persona.name.lower() in {n.lower() for n in self.chat.names}:
+            self.error.emit(f"{persona.name} is already in this group; rename the persona to add a second one.")
+            return False
+        return self._save_members(self.chat.members + [persona])
+
+    def remove_member(self, name: str) -> bool:
+        if self.chat is None:
+            return False
+        rest = [p for p in self.chat.members if p.name != name]
+        if not rest:
+            self.error.emit("A group needs at least one companion.")
+            return False
+        return self._save_members(rest)
+
+    def replace_member(self, old_name: str, persona: Persona) -> bool:
+        if self.chat is None:
+            return False
+        others = {p.name.lower() for p in self.chat.members if p.name != old_name}
+        if persona.name.lower() in others:
+            self.error.emit(f"Another companion is already called {persona.name}.")
+            return False
+        return self._save_members([persona if p.name == old_name else p for p in self.chat.members])
+
+    def assign_model(self, name: str, model: str | None) -> bool:
+        p = self.persona(name)
+        if p is None:
+            return False
+        from dataclasses import replace
+        return self.replace_member(name, replace(p, model=model or None))
+
+    def import_file(self, path: str | Path) -> bool:
+        """A Character Card (PNG/JSON), persona or persona set file: one persona joins the open
+        group; a set of several starts a new conversation. Both are kept in the persona library."""
+        from engine.personas import save_user_set
+        try:
+            pset = load_set_file(Path(path))
+            save_user_set(pset)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return False
+        if len(pset.members) > 1:
+            self.new_conversation(pset)
+            self.info.emit(f"Started a conversation with {pset.title}.")
+            return True
+        if self.add_member(pset.members[0]):
+            self.info.emit(f"{pset.members[0].name} joined the group.")
+            return True
+        return False
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")

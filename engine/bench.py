@@ -1,0 +1,273 @@
+"""``mascot-bench``: how close group turns come to raw llama.cpp speed, on the bundled model.
+
+Measured side by side in one run (same model file, threads, context and batch settings):
+
+* raw llama.cpp prefill and decode tokens/s vs the app's per-companion decode speed
+  (``decode_ratio`` = app / raw);
+* a long conversation (30 rounds, 3 companions; 10 with ``--quick``): tokens prefilled per
+  companion turn vs tokens that are new to that companion since its last turn
+  (``prefill_ratio``, after the first round), and time to first token per turn
+  (``ttft_growth`` = median of the last quarter of turns / median of the first quarter after
+  round 1);
+* share of round time spent in the Director;
+* memory (RSS and PSS, from /proc/self/smaps_rollup) of a process chatting with 1 and with 4
+  companions on the same model file (``memory_ratio_4_agents`` = PSS 4 / PSS 1);
+* cold start: a fresh process from launch to the first streamed token.
+
+Usage::
+
+    mascot-bench [--quick] [--json OUT.json] [--rounds N] [--threads N]
+
+It prints a table and, with ``--json``, writes the numbers. It is a benchmark, not a test: it
+asserts nothing; the targets are shown next to the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+TARGETS = {"decode_ratio": (">=", 0.95), "prefill_ratio": ("<=", 1.2), "ttft_growth": ("<=", 1.5),
+           "memory_ratio_4_agents": ("<=", 1.3), "director_share": ("<=", 0.20)}
+
+USER_LINES = [
+    "I had a rough week at work and I can't switch off.", "My manager moved the deadline again.",
+    "I keep replaying a meeting where I froze.", "I haven't been sleeping well.",
+    "My friend says I should just quit.", "I like the people there though.",
+    "Maybe I need a holiday.", "Money is tight, so quitting is scary.", "What would you do?",
+    "I tried a walk at lunch today.", "It helped a little.", "Tomorrow I have a review.",
+    "I'm worried they'll say I'm slow.", "Last year they said I was thorough.",
+    "How do I prepare tonight without spiralling?", "Okay, I'll write three wins down.",
+    "One: I fixed the invoice bug.", "Two: I trained the new hire.", "Three: I shipped on time in May.",
+    "That actually looks decent.", "My sister called, she's proud of me.", "I'm still nervous.",
+    "Should I bring notes?", "Alright, notes it is.", "I'll go to bed early.", "Thanks, all of you.",
+    "Quick one: what do I say if they ask about the freeze?", "That's fair.", "Good night!",
+    "Back again, the review went well!",
+]
+
+
+def _mem() -> dict[str, float]:
+    out = {"rss_mb": 0.0, "pss_mb": 0.0}
+    try:
+        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("Rss", "Pss"):
+                out[f"{key.lower()}_mb"] = int(rest.split()[0]) / 1024
+    except OSError:
+        import resource
+        out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 400,
+              gen_tokens: int = 96) -> dict[str, float]:
+    """Plain llama.cpp: prefill and decode tokens/s with the same settings as the app."""
+    import llama_cpp
+    llm = llama_cpp.Llama(model_path=model_path, n_ctx=n_ctx, n_batch=256, n_threads=threads,
+                          n_threads_batch=threads, seed=1, verbose=False)
+    text = " ".join(USER_LINES) * 4
+    toks = llm.tokenize(text.encode())[:prompt_tokens]
+    llm.reset()
+    t = time.perf_counter()
+    llm.eval(toks)
+    prefill = len(toks) / (time.perf_counter() - t)
+    decode_runs = []
+    for seed in (1, 2):
+        llm.reset()
+        llm.eval(toks[:64])
+        n = 0
+        t = None
+        for tok in llm.generate(toks[:64], temp=0.7, top_k=40, top_p=0.9, repeat_penalty=1.1, reset=False):
+            if t is None:
+                t = time.perf_counter()  # from the first sampled token: decode only
+            n += 1
+            if n > gen_tokens or tok == llm.token_eos():
+                break
+        decode_runs.append((n - 1) / (time.perf_counter() - t))
+    del llm
+    return {"prefill_tps": prefill, "decode_tps": max(decode_runs)}
+
+
+def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48) -> dict[str, Any]:
+    """A long 3-companion conversation with the Director; per-turn prefill and TTFT."""
+    from .chat import ChatSettings, GroupChat, default_backend_factory
+    from .personas import load_set
+    os.environ["MASCOT_THREADS"] = str(threads)
+    factory = default_backend_factory(None, n_ctx=n_ctx)
+    chat = GroupChat(load_set("support"), settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens),
+                     backend_for=factory)
+    turns: list[dict[str, Any]] = []
+    rounds_out: list[dict[str, Any]] = []
+    last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
+    runtime = factory(None)
+    for r in range(rounds):
+        t0 = time.perf_counter()
+        director_s = 0.0
+        for ev in chat.send(USER_LINES[r % len(USER_LINES)]):
+            if ev.type == "director":
+                director_s += ev.data["seconds"]
+            elif ev.type == "message" and not ev.data.get("safety"):
+                name = ev.data["speaker"]
+                # tokens new to this companion: everything after its previous reply, plus its note
+                req = chat.speaker_request(chat.member(name), ev.data["directive"])
+                idx = len(chat.transcript) - 1
+                body = req.messages
+                prev = last_seen.get(name)
+                if prev is None:
+                    new = ev.data["prompt_tokens"]
+                else:
+                    items = chat.transcript[prev:idx]
+                    new = sum(runtime.count_tokens(f"{t.speaker}: {t.text}") + 5 for t in items)
+                    new += runtime.count_tokens(body[-1]["content"]) + 8
+                last_seen[name] = idx + 1
+                turns.append({"round": r + 1, "speaker": name, "prompt": ev.data["prompt_tokens"],
+                              "prefilled": ev.data["prefilled_tokens"], "new": new,
+                              "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
+                              "latency_ms": ev.data["latency_ms"]})
+        rounds_out.append({"round": r + 1, "seconds": time.perf_counter() - t0, "director_s": director_s})
+    return {"turns": turns, "rounds": rounds_out}
+
+
+def _probe(n_companions: int, threads: int, n_ctx: int) -> None:
+    """Child process: chat with N companions on one model file, then report memory."""
+    from .chat import ChatSettings, GroupChat, default_backend_factory
+    from .personas import PersonaSet, load_set
+    os.environ["MASCOT_THREADS"] = str(threads)
+    base = load_set("support")
+    pset = PersonaSet(base.name, base.title, base.description, base.members[:n_companions])
+    chat = GroupChat(pset, settings=ChatSettings(policy="all", max_speakers=n_companions, max_tokens=32, seed=3),
+                     backend_for=default_backend_factory(None, n_ctx=n_ctx))
+    for line in USER_LINES[:3]:
+        for _ in chat.send(line):
+            pass
+    print(json.dumps(_mem()))
+
+
+def _cold_start(threads: int, n_ctx: int) -> float:
+    code = ("import time,sys,os;t=float(sys.argv[1]);os.environ['MASCOT_THREADS']=sys.argv[2]\n"
+            "from engine.chat import GroupChat,ChatSettings,default_backend_factory\n"
+            "from engine.personas import load_set\n"
+            f"c=GroupChat(load_set('support'),settings=ChatSettings(max_tokens=16),backend_for=default_backend_factory(None,n_ctx={n_ctx}))\n"
+            "for e in c.send('Hello everyone'):\n"
+            "    if e.type=='token': print(time.time()-t); break\n")
+    out = subprocess.run([sys.executable, "-c", code, repr(time.time()), str(threads)],
+                         capture_output=True, text=True, timeout=600)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from .models import bundled_model_path
+    from .runtime import default_threads
+    threads = args.threads or default_threads()
+    n_ctx = args.n_ctx
+    rounds = args.rounds or (10 if args.quick else 30)
+    model = str(bundled_model_path())
+    print(f"mascot-bench: bundled model, {threads} threads, n_ctx {n_ctx}, {rounds} rounds", file=sys.stderr)
+    raw = raw_speed(model, n_ctx, threads)
+    conv = conversation(rounds, threads, n_ctx)
+    turns = conv["turns"]
+    app_decode = [t["tokens"] / max(1e-6, (t["latency_ms"] - t["ttft_ms"]) / 1000)
+                  for t in turns if t["tokens"] >= 8]
+    later = [t for t in turns if t["round"] > 1]
+    prefill_ratio = sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later))
+    q = max(1, len(later) // 4)
+    ttft_early = _median([t["ttft_ms"] for t in later[:q]])
+    ttft_late = _median([t["ttft_ms"] for t in later[-q:]])
+    round_s = sum(r["seconds"] for r in conv["rounds"])
+    director_share = sum(r["director_s"] for r in conv["rounds"]) / max(1e-6, round_s)
+    mem = {}
+    for n in (1, 4):
+        out = subprocess.run([sys.executable, "-m", "engine.bench", "--probe", str(n), "--threads",
+                              str(threads), "--n-ctx", str(n_ctx)], capture_output=True, text=True, timeout=900)
+        mem[n] = json.loads(out.stdout.strip().splitlines()[-1])
+    cold = _cold_start(threads, n_ctx)
+    result = {
+        "threads": threads, "n_ctx": n_ctx, "rounds": rounds,
+        "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
+        "app_decode_tps": _median(app_decode),
+        "decode_ratio": _median(app_decode) / raw["decode_tps"],
+        "prefill_ratio": prefill_ratio,
+        "prefilled_per_turn": _median([t["prefilled"] for t in later]),
+        "new_per_turn": _median([t["new"] for t in later]),
+        "prompt_per_turn": _median([t["prompt"] for t in later]),
+        "ttft_early_ms": ttft_early, "ttft_late_ms": ttft_late, "ttft_growth": ttft_late / ttft_early,
+        "director_share": director_share, "round_seconds_median": _median([r["seconds"] for r in conv["rounds"]]),
+        "rss_1_mb": mem[1]["rss_mb"], "pss_1_mb": mem[1]["pss_mb"],
+        "rss_4_mb": mem[4]["rss_mb"], "pss_4_mb": mem[4]["pss_mb"],
+        "memory_ratio_4_agents": mem[4]["pss_mb"] / mem[1]["pss_mb"],
+        "cold_start_first_token_s": cold,
+        "turns": turns,
+    }
+    return result
+
+
+def table(r: dict[str, Any]) -> str:
+    def t(key: str) -> str:
+        if key not in TARGETS:
+            return ""
+        op, v = TARGETS[key]
+        ok = r[key] >= v if op == ">=" else r[key] <= v
+        return f"{op} {v}  {'ok' if ok else 'MISSED'}"
+    rows = [
+        ("raw llama.cpp prefill", f"{r['raw_prefill_tps']:.0f} tok/s", ""),
+        ("raw llama.cpp decode", f"{r['raw_decode_tps']:.1f} tok/s", ""),
+        ("app decode per companion (median)", f"{r['app_decode_tps']:.1f} tok/s", ""),
+        ("decode_ratio (app/raw)", f"{r['decode_ratio']:.3f}", t("decode_ratio")),
+        ("prompt tokens per turn (median)", f"{r['prompt_per_turn']:.0f}", ""),
+        ("prefilled per turn / new per turn (median)", f"{r['prefilled_per_turn']:.0f} / {r['new_per_turn']:.0f}", ""),
+        ("prefill_ratio (prefilled/new, rounds 2+)", f"{r['prefill_ratio']:.3f}", t("prefill_ratio")),
+        ("TTFT early / late (median ms)", f"{r['ttft_early_ms']:.0f} / {r['ttft_late_ms']:.0f}", ""),
+        ("ttft_growth (late/early)", f"{r['ttft_growth']:.3f}", t("ttft_growth")),
+        ("Director share of round time", f"{r['director_share'] * 100:.1f}%", t("director_share")),
+        ("round time (median)", f"{r['round_seconds_median']:.1f} s", ""),
+        ("RSS / PSS, 1 companion", f"{r['rss_1_mb']:.0f} / {r['pss_1_mb']:.0f} MB", ""),
+        ("RSS / PSS, 4 companions", f"{r['rss_4_mb']:.0f} / {r['pss_4_mb']:.0f} MB", ""),
+        ("memory_ratio_4_agents (PSS)", f"{r['memory_ratio_4_agents']:.3f}", t("memory_ratio_4_agents")),
+        ("cold start to first token", f"{r['cold_start_first_token_s']:.1f} s", ""),
+    ]
+    w = max(len(a) for a, _, _ in rows)
+    lines = [f"| {'measure'.ljust(w)} | value | target |", f"|{'-' * (w + 2)}|---|---|"]
+    lines += [f"| {a.ljust(w)} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="mascot-bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="10 rounds instead of 30")
+    p.add_argument("--json", type=Path, default=None, help="write the numbers (and per-turn data) here")
+    p.add_argument("--rounds", type=int, default=None, help="conversation length in rounds")
+    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, max 8)")
+    p.add_argument("--n-ctx", type=int, default=4096, help="context window (the app's default)")
+    p.add_argument("--probe", type=int, default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.probe:
+        _probe(args.probe, args.threads, args.n_ctx)
+        return 0
+    try:
+        r = run(args)
+    except Exception as e:  # a benchmark failing is still one line
+        print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
+        return 1
+    print(table(r))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(r, indent=2))
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "mascot-bench"
+    sys.exit(main())

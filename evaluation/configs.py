@@ -1,0 +1,158 @@
+"""The configurations compared: baselines, the prompt-only Director and MASCOT's ablations.
+
+===============  =============================================================================
+name             what runs
+===============  =============================================================================
+single           one generic assistant answers alone (no group): the single-agent baseline
+single-member    one member of the group answers alone (its persona, no group)
+round-robin      every companion in turn, no Director (AutoGen / SillyTavern style), 3 per round
+all              every companion answers once per round, in group order
+director         the prompt-only Director on the chat model picks speakers and writes directives
+mascot-p         MASCOT without persona alignment: the *trained* Director + base persona models
+mascot-c         MASCOT without collaborative optimisation: *trained* persona models + the
+                 prompt-only Director
+mascot           full MASCOT: trained persona models + the trained Director
+===============  =============================================================================
+
+The last three need models from ``mascot-train`` (registered in the model registry with a
+``manifest.json`` beside the GGUF); without them they are skipped, and the report says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from engine.personas import Persona, PersonaSet
+
+ASSISTANT = Persona(
+    name="Assistant",
+    role="a helpful, friendly AI assistant",
+    traits=["helpful", "friendly", "clear"],
+    speaking_style="Plain, kind and to the point: one to three sentences.",
+    goals=["answer what the user just said", "be supportive and useful"],
+)
+
+
+@dataclass
+class EvalConfig:
+    name: str
+    label: str
+    policy: str = "director"
+    max_speakers: int = 3
+    single: str = ""                       # "" | "assistant" | "member": one agent answers alone
+    persona_models: dict[str, str] = field(default_factory=dict)  # persona name -> model name
+    director_model: str | None = None
+
+    def group_for(self, pset: PersonaSet) -> PersonaSet:
+        """The persona set this configuration runs (a copy; the bundled set is not changed)."""
+        if self.single == "assistant":
+            members = [replace(ASSISTANT)]
+        elif self.single == "member":
+            members = [replace(pset.members[0])]
+        else:
+            members = [replace(p, model=self.persona_models.get(p.name, p.model)) for p in pset.members]
+        return PersonaSet(name=pset.name, title=pset.title, description=pset.description,
+                          members=members, domain=pset.domain)
+
+    def spec(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def key(self) -> str:
+        return hashlib.sha1(json.dumps(self.spec(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+BASELINES: dict[str, EvalConfig] = {c.name: c for c in (
+    EvalConfig("single", "Single agent", policy="round-robin", max_speakers=1, single="assistant"),
+    EvalConfig("single-member", "Single member", policy="round-robin", max_speakers=1, single="member"),
+    EvalConfig("round-robin", "Round-robin (no Director)", policy="round-robin"),
+    EvalConfig("all", "All respond", policy="all", max_speakers=8),
+    EvalConfig("director", "Prompt-only Director", policy="director"),
+)}
+TRAINED = ("mascot-p", "mascot-c", "mascot")
+ALL_CONFIGS = tuple(BASELINES) + TRAINED
+DEFAULT_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
+QUICK_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
+
+
+@dataclass
+class TrainedModels:
+    """Models exported by ``mascot-train``, found through the registry and their manifests."""
+    persona: dict[str, str] = field(default_factory=dict)   # persona name -> registered model
+    director: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def read_manifest(model_path: str) -> dict[str, Any] | None:
+    """The ``manifest.json`` beside an exported GGUF (or ``<file>.manifest.json``), if any."""
+    p = Path(model_path)
+    for cand in (p.with_name(p.name + ".manifest.json"), p.parent / "manifest.json"):
+        if cand.is_file():
+            try:
+                data = json.loads(cand.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                return data
+    return None
+
+
+def manifest_role(manifest: dict[str, Any]) -> tuple[str, str | None]:
+    """("director", None), ("persona", name) or ("", None) for a manifest of unknown kind."""
+    kinds = " ".join(str(manifest.get(k, "")) for k in ("kind", "role", "stage", "type", "target")).lower()
+    if "director" in kinds or manifest.get("director") is True:
+        return "director", None
+    persona = manifest.get("persona")
+    if isinstance(persona, dict):
+        persona = persona.get("name")
+    if isinstance(persona, str) and persona.strip():
+        return ("director", None) if persona.strip().lower() == "director" else ("persona", persona.strip())
+    return "", None
+
+
+def discover_trained(models: list[Any]) -> TrainedModels:
+    """Look at every registered model (``ModelInfo``) for a training manifest. The newest
+    registered model wins when several are for the same persona or for the Director."""
+    found = TrainedModels()
+    for info in sorted(models, key=lambda m: getattr(m, "added", "") or ""):
+        if getattr(info, "bundled", False):
+            continue
+        manifest = read_manifest(info.path)
+        if manifest is None:
+            continue
+        kind, persona = manifest_role(manifest)
+        if kind == "director":
+            found.director = info.name
+        elif kind == "persona" and persona:
+            found.persona[persona] = info.name
+    return found
+
+
+def resolve(names: list[str], trained: TrainedModels) -> tuple[list[EvalConfig], dict[str, str]]:
+    """The configurations to run and, for each one that cannot run, why it is skipped."""
+    out: list[EvalConfig] = []
+    skipped: dict[str, str] = {}
+    for name in names:
+        if name in BASELINES:
+            out.append(BASELINES[name])
+            continue
+        need_p = name in ("mascot-c", "mascot")
+        need_d = name in ("mascot-p", "mascot")
+        missing = []
+        if need_p and not trained.persona:
+            missing.append("no persona model trained by `mascot-train` is registered (issue 4)")
+        if need_d and not trained.director:
+            missing.append("no Director model trained by `mascot-train director` is registered (issue 5)")
+        if missing:
+            skipped[name] = "; ".join(missing)
+            continue
+        label = {"mascot-p": "MASCOT-P (no persona alignment)",
+                 "mascot-c": "MASCOT-C (no collaborative optimisation)",
+                 "mascot": "MASCOT (full)"}[name]
+        out.append(EvalConfig(name, label, policy="director",
+                              persona_models=dict(trained.persona) if need_p else {},
+                              director_model=trained.director if need_d else None))
+    return out, skipped

@@ -1,0 +1,128 @@
+"""Judge scores for every generated reply, through ``engine.judge`` (the interface training uses).
+
+Several judges are averaged when available: each ``--judge`` spec is one judge of weight 1, and
+``combined`` (the default) expands to its parts (the bundled model as a ``local`` judge and the
+``heuristic`` judge, weighted as in ``engine.judge.DEFAULT_WEIGHTS``) so the report can show
+each judge's own scores beside the weighted average. Scores are cached per (judge, scenario,
+persona, reply, other replies of the round) in the results database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from engine.errors import InputError
+from engine.judge import DEFAULT_WEIGHTS, DIMENSIONS, HeuristicJudge, LocalJudge, make_judge
+from engine.personas import Persona, PersonaSet
+from engine.scenarios import Scenario
+
+from .configs import EvalConfig
+from .db import ResultsDB, digest
+
+
+@dataclass
+class WeightedJudge:
+    judge: Any
+    weight: float
+
+    @property
+    def name(self) -> str:
+        return self.judge.name
+
+
+def build_judges(specs: list[str], backend_for: Callable[[str | None], Any]) -> list[WeightedJudge]:
+    """Judges for the given specs. Local GGUF judges share the run's llama.cpp runtimes (one
+    loaded copy of each file); ``combined`` is split into its weighted parts."""
+    out: list[WeightedJudge] = []
+
+    def add(spec: str, weight: float) -> None:
+        spec = spec.strip()
+        if spec == "combined":
+            add("local", DEFAULT_WEIGHTS["local"] * weight)
+            add("heuristic", DEFAULT_WEIGHTS["heuristic"] * weight)
+            return
+        if spec.startswith("combined:"):
+            parts = [s for s in spec[len("combined:"):].split("+") if s]
+            for s in parts:
+                add(s, weight / len(parts))
+            return
+        if spec == "local":
+            judge: Any = LocalJudge(runtime=backend_for(None))
+        elif spec.startswith("local:"):
+            path = Path(spec[len("local:"):]).expanduser()
+            if not path.is_file():
+                raise InputError(f"Judge model '{path}' does not exist; give the path of a .gguf file.")
+            judge = LocalJudge(path, runtime=backend_for(str(path)))
+        else:
+            judge = make_judge(spec)
+        for w in out:
+            if w.name == judge.name:
+                w.weight += weight
+                return
+        out.append(WeightedJudge(judge, weight))
+
+    for s in specs:
+        add(s, 1.0)
+    if not out:
+        raise InputError("Give at least one --judge.")
+    total = sum(w.weight for w in out)
+    for w in out:
+        w.weight /= total
+    return out
+
+
+def heuristic_of(judges: list[WeightedJudge]) -> HeuristicJudge | None:
+    return next((w.judge for w in judges if isinstance(w.judge, HeuristicJudge)), None)
+
+
+def persona_for(config: EvalConfig, pset: PersonaSet, speaker: str) -> Persona:
+    return config.group_for(pset).member(speaker)
+
+
+def scored_messages(record: dict) -> list[tuple[int, dict]]:
+    """The replies a judge scores: generated ones (the reviewed crisis text is left out)."""
+    return [(i, m) for i, m in enumerate(record["messages"]) if not m.get("safety") and m.get("text")]
+
+
+def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[str, str], dict],
+              configs: dict[str, EvalConfig], scenarios: dict[str, Scenario], sets: dict[str, PersonaSet],
+              progress: Any = None) -> tuple[dict[tuple[str, str, int], dict[str, dict[str, float]]], int]:
+    """Scores per reply: ``{(config, scenario_id, message_index): {judge_name: {dim: 1-5}}}``.
+
+    Returns the scores and how many judge calls were not in the cache."""
+    out: dict[tuple[str, str, int], dict[str, dict[str, float]]] = {}
+    made = 0
+    for (cname, sid), record in records.items():
+        scenario = scenarios[sid]
+        pset = sets[scenario.group]
+        msgs = record["messages"]
+        for i, m in scored_messages(record):
+            persona = persona_for(configs[cname], pset, m["speaker"])
+            others = [{"speaker": o["speaker"], "text": o["text"]} for o in msgs[:i] if not o.get("safety")]
+            per: dict[str, dict[str, float]] = {}
+            for w in judges:
+                key = digest({"judge": w.name, "scenario": scenario.to_dict(), "persona": persona.to_dict(),
+                              "reply": m["text"], "others": others})
+                values = db.get_judgment(key)
+                if values is None:
+                    values = dict(w.judge.score(scenario, persona, m["text"], others or None).values)
+                    db.put_judgment(key, w.name, values)
+                    made += 1
+                per[w.name] = values
+                if progress is not None:
+                    progress.update(1)
+            out[(cname, sid, i)] = per
+    return out, made
+
+
+def combine(per_judge: dict[str, dict[str, float]], judges: list[WeightedJudge]) -> dict[str, float]:
+    """The weighted average over judges, per dimension."""
+    total = sum(w.weight for w in judges if w.name in per_judge)
+    return {d: sum(per_judge[w.name][d] * w.weight for w in judges if w.name in per_judge) / total
+            for d in DIMENSIONS}
+
+
+def count_calls(records: dict[tuple[str, str], dict], judges: list[WeightedJudge]) -> int:
+    return sum(len(scored_messages(r)) for r in records.values()) * len(judges)

@@ -1,0 +1,192 @@
+"""Automatic metrics: plain functions on texts, vectors and counts (no models, no I/O).
+
+Each function states what a user would notice when the number moves:
+
+* ``distinct_n``        low when replies reuse the same words (copy-paste between companions);
+* ``redundancy``        1.0 when the companions in one round say the same thing;
+* ``identifiability``   how often a reply alone tells you which companion wrote it (persona
+                        collapse drives it to chance);
+* ``speaking_balance``  1.0 when every companion gets the same share of turns, 0 when one talks;
+* ``role_confused``     a reply that speaks as another companion or as the user;
+* ``director_validity`` share of Director decisions that parsed and named an allowed speaker.
+
+Embeddings come from ``evaluation.embed``; these functions take plain ``numpy`` arrays so tests
+can hand-make them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Iterable, Sequence
+
+import numpy as np
+
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (punctuation dropped)."""
+    return _WORD.findall(text.lower())
+
+
+def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+
+
+def distinct_n(texts: Iterable[str], n: int) -> float | None:
+    """Distinct-n (Li et al., 2016): unique n-grams / all n-grams, pooled over ``texts``.
+
+    Pooled over the replies of one round, so a companion repeating another's words lowers it.
+    ``None`` when the texts hold no n-gram at all."""
+    grams: list[tuple[str, ...]] = []
+    for t in texts:
+        grams.extend(ngrams(words(t), n))
+    if not grams:
+        return None
+    return len(set(grams)) / len(grams)
+
+
+def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
+    v = np.asarray(vectors, dtype=float)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    v = v / np.where(norms == 0, 1.0, norms)
+    return v @ v.T
+
+
+def redundancy(vectors: np.ndarray) -> float | None:
+    """Inter-agent redundancy: mean pairwise cosine similarity of the replies of one round.
+
+    1.0 for identical replies; ``None`` when fewer than two companions spoke."""
+    v = np.asarray(vectors, dtype=float)
+    if v.ndim != 2 or len(v) < 2:
+        return None
+    sims = cosine_matrix(v)
+    iu = np.triu_indices(len(v), k=1)
+    return float(np.clip(sims[iu].mean(), -1.0, 1.0))
+
+
+def identifiability(vectors: np.ndarray, labels: Sequence[str]) -> dict:
+    """Persona identifiability: leave-one-out nearest-centroid accuracy of telling who spoke.
+
+    For each reply, centroids of every speaker are computed from the *other* replies and the
+    reply is assigned to the most similar centroid (cosine). Only speakers with at least two
+    replies take part (a speaker with one reply has no centroid without it). Returns
+    ``{"accuracy", "chance", "n", "per_label": {label: recall}}``; ``accuracy`` is ``None`` when
+    fewer than two speakers qualify. ``chance`` is 1/number-of-speakers: a persona-collapsed group
+    scores near it."""
+    v = np.asarray(vectors, dtype=float)
+    labels = list(labels)
+    counts = Counter(labels)
+    keep = [i for i, lab in enumerate(labels) if counts[lab] >= 2]
+    classes = sorted({labels[i] for i in keep})
+    if len(classes) < 2:
+        return {"accuracy": None, "chance": None, "n": len(keep), "per_label": {}}
+    v = v[keep]
+    labs = [labels[i] for i in keep]
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    v = v / np.where(norms == 0, 1.0, norms)
+    sums = {c: v[[j for j, lab in enumerate(labs) if lab == c]].sum(axis=0) for c in classes}
+    sizes = Counter(labs)
+    hits: Counter[str] = Counter()
+    for i, lab in enumerate(labs):
+        best, best_sim = None, -math.inf
+        for c in classes:
+            total, size = sums[c], sizes[c]
+            if c == lab:
+                total, size = total - v[i], size - 1
+            centroid = total / size
+            norm = np.linalg.norm(centroid)
+            sim = float(v[i] @ centroid / norm) if norm else -1.0
+            if sim > best_sim:
+                best, best_sim = c, sim
+        hits[lab] += int(best == lab)
+    return {"accuracy": sum(hits.values()) / len(labs), "chance": 1.0 / len(classes), "n": len(labs),
+            "per_label": {c: hits[c] / sizes[c] for c in classes}}
+
+
+def normalised_entropy(counts: Sequence[float]) -> float | None:
+    """Shannon entropy of a distribution divided by its maximum log(k), in [0, 1]."""
+    k = len(counts)
+    total = float(sum(counts))
+    if k < 2 or total <= 0:
+        return None
+    p = np.asarray(counts, dtype=float) / total
+    h = -sum(x * math.log(x) for x in p if x > 0)
+    return h / math.log(k)
+
+
+def speaking_balance(speakers: Iterable[str], members: Sequence[str]) -> float | None:
+    """Normalised entropy of the share of turns each member got (members who never spoke count
+    as zero). 1.0 = perfectly even, 0.0 = one companion did all the talking."""
+    c = Counter(speakers)
+    return normalised_entropy([c.get(m, 0) for m in members])
+
+
+def role_confused(text: str, speaker: str, others: Sequence[str], user_name: str = "User",
+                  flagged: bool = False) -> bool:
+    """True when a reply speaks as someone else: the engine flagged it (it cut lines written as
+    another participant), or what is left still carries another participant's label
+    (``Theo: ...``, ``**User:**``), or it narrates another member's actions in a stage direction
+    (``(Theo smiles)``)."""
+    if flagged:
+        return True
+    names = [n for n in list(others) + [user_name, "User"] if n and n.lower() != speaker.lower()]
+    if not names:
+        return False
+    alt = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    if re.search(rf"(?:^|\n|(?<=[.!?…])\s+)\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE):
+        return True
+    return bool(re.search(rf"[(*](?:{alt})\s+[a-z]+s\b[^)*\n]{{0,60}}[)*]", text))
+
+
+def director_validity(decisions: Iterable[dict]) -> float | None:
+    """Share of the Director model's decisions that were valid (parsed, allowed speaker).
+    Decisions forced by the rules or by the user addressing someone are not the model's and are
+    left out; ``None`` when the model made no decision (baselines)."""
+    own = [d for d in decisions if d.get("source") == "director"]
+    if not own:
+        return None
+    return sum(bool(d.get("valid")) for d in own) / len(own)
+
+
+def to_100(score: float | None) -> float | None:
+    """A 1–5 judge score on a 0–100 scale (1 -> 0, 3 -> 50, 5 -> 100)."""
+    return None if score is None else (score - 1.0) / 4.0 * 100.0
+
+
+# -- statistics ---------------------------------------------------------------------------------
+
+def mean_ci(values: Iterable[float | None], *, level: float = 0.95, method: str = "bootstrap",
+            resamples: int = 2000, seed: int = 0) -> tuple[float | None, float | None, float | None, int]:
+    """Mean with a confidence interval over independent units (scenarios).
+
+    ``method="bootstrap"``: percentile bootstrap with a fixed seed (reproducible);
+    ``method="t"``: Student-t interval. ``None`` values are skipped. Returns
+    ``(mean, low, high, n)``; the interval is ``None`` with fewer than two values."""
+    xs = np.asarray([float(v) for v in values if v is not None and not _isnan(v)], dtype=float)
+    n = len(xs)
+    if n == 0:
+        return None, None, None, 0
+    mean = float(xs.mean())
+    if n < 2:
+        return mean, None, None, n
+    alpha = 1.0 - level
+    if method == "t":
+        from scipy import stats  # scipy comes with scikit-learn/sentence-transformers
+        half = float(stats.t.ppf(1 - alpha / 2, n - 1) * xs.std(ddof=1) / math.sqrt(n))
+        return mean, mean - half, mean + half, n
+    if method != "bootstrap":
+        raise ValueError(f"unknown CI method {method!r}")
+    rng = np.random.default_rng(seed)
+    means = xs[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return mean, float(lo), float(hi), n
+
+
+def _isnan(v: float) -> bool:
+    try:
+        return math.isnan(v)
+    except TypeError:
+        return False

@@ -1,0 +1,315 @@
+"""The report: Markdown and HTML from the same blocks, with the PNG figures beside them.
+
+``report.md`` / ``report.html`` in the output folder; ``figures/*.png``; ``results.json`` (every
+row); the SQLite ``results`` table holds the same rows under the run id.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.judge import DIMENSIONS
+
+from . import plots
+
+# (metric, header, lower_is_better, format)
+HEADLINE = [
+    ("judge.mean", "Judge mean (1–5)", False, "{:.2f}"),
+    ("judge.mean_100", "Judge (0–100)", False, "{:.0f}"),
+    ("judge.persona_consistency", "Persona consistency", False, "{:.2f}"),
+    ("judge.social_contribution", "Social contribution", False, "{:.2f}"),
+    ("distinct_2", "Distinct-2", False, "{:.2f}"),
+    ("redundancy", "Redundancy ↓", True, "{:.2f}"),
+    ("identifiability", "Identifiability", False, "{:.2f}"),
+    ("balance", "Balance", False, "{:.2f}"),
+    ("role_confusion", "Role confusion ↓", True, "{:.2f}"),
+    ("director_validity", "Director valid", False, "{:.2f}"),
+    ("seconds_per_round", "s / round", True, "{:.1f}"),
+    ("completion_tokens_per_round", "tokens / round", True, "{:.0f}"),
+]
+AUTO = [
+    ("distinct_1", "Distinct-1", "{:.3f}"),
+    ("distinct_2", "Distinct-2", "{:.3f}"),
+    ("redundancy", "Redundancy ↓", "{:.3f}"),
+    ("identifiability", "Identifiability", "{:.2f}"),
+    ("balance", "Speaking balance", "{:.2f}"),
+    ("role_confusion", "Role confusion ↓", "{:.2f}"),
+    ("director_validity", "Director validity", "{:.2f}"),
+    ("replies_per_round", "Replies / round", "{:.1f}"),
+    ("seconds_per_round", "Seconds / round", "{:.1f}"),
+    ("first_reply_seconds", "s to first reply", "{:.2f}"),
+    ("completion_tokens_per_round", "Generated tokens / round", "{:.0f}"),
+    ("prompt_tokens_per_round", "Prompt tokens / round", "{:.0f}"),
+    ("prefilled_tokens_per_round", "Prefilled tokens / round", "{:.0f}"),
+]
+
+
+class Rows:
+    """Index of result rows: ``rows.get(config, metric, domain="all", persona="")``."""
+
+    def __init__(self, rows: list[dict]):
+        self._ix = {(r["config"], r["metric"], r.get("domain", "all"), r.get("persona", "")): r for r in rows}
+
+    def get(self, config: str, metric: str, domain: str = "all", persona: str = "") -> dict | None:
+        return self._ix.get((config, metric, domain, persona))
+
+    def fmt(self, config: str, metric: str, spec: str = "{:.2f}", domain: str = "all", persona: str = "",
+            ci: bool = True) -> str:
+        r = self.get(config, metric, domain, persona)
+        if not r or r["value"] is None:
+            return "–"
+        s = spec.format(r["value"])
+        if ci and r.get("ci_low") is not None and r.get("ci_high") is not None:
+            s += f" [{spec.format(r['ci_low'])}, {spec.format(r['ci_high'])}]"
+        return s
+
+
+# -- a tiny document model rendered to Markdown and HTML -----------------------------------------
+
+@dataclass
+class Doc:
+    blocks: list[tuple[str, Any]] = field(default_factory=list)
+
+    def h(self, level: int, text: str) -> None:
+        self.blocks.append(("h", (level, text)))
+
+    def p(self, text: str) -> None:
+        self.blocks.append(("p", text))
+
+    def ul(self, items: list[str]) -> None:
+        self.blocks.append(("ul", items))
+
+    def table(self, header: list[str], rows: list[list[str]]) -> None:
+        self.blocks.append(("table", (header, rows)))
+
+    def img(self, src: str, alt: str) -> None:
+        self.blocks.append(("img", (src, alt)))
+
+    def code(self, text: str) -> None:
+        self.blocks.append(("code", text))
+
+    def markdown(self) -> str:
+        out: list[str] = []
+        for kind, b in self.blocks:
+            if kind == "h":
+                out.append("#" * b[0] + " " + b[1])
+            elif kind == "p":
+                out.append(b)
+            elif kind == "ul":
+                out.append("\n".join(f"- {x}" for x in b))
+            elif kind == "table":
+                header, rows = b
+                esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+                lines = ["| " + " | ".join(map(esc, header)) + " |",
+                         "|" + "|".join("---" for _ in header) + "|"]
+                lines += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+                out.append("\n".join(lines))
+            elif kind == "img":
+                out.append(f"![{b[1]}]({b[0]})")
+            elif kind == "code":
+                out.append("```\n" + b + "\n```")
+        return "\n\n".join(out) + "\n"
+
+    def html(self, title: str) -> str:
+        e = html.escape
+        out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title>",
+               "<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;"
+               "line-height:1.45}table{border-collapse:collapse;font-size:13px;margin:1em 0}"
+               "td,th{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
+               "img{max-width:100%}pre{background:#f6f6f6;padding:.8em;overflow-x:auto}</style></head><body>"]
+        for kind, b in self.blocks:
+            if kind == "h":
+                out.append(f"<h{b[0]}>{e(b[1])}</h{b[0]}>")
+            elif kind == "p":
+                out.append(f"<p>{_inline(b)}</p>")
+            elif kind == "ul":
+                out.append("<ul>" + "".join(f"<li>{_inline(x)}</li>" for x in b) + "</ul>")
+            elif kind == "table":
+                header, rows = b
+                out.append("<table><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr>"
+                           + "".join("<tr>" + "".join(f"<td>{_inline(str(c))}</td>" for c in r) + "</tr>"
+                                     for r in rows) + "</table>")
+            elif kind == "img":
+                out.append(f"<p><img src='{e(b[0])}' alt='{e(b[1])}'></p>")
+            elif kind == "code":
+                out.append(f"<pre>{e(b)}</pre>")
+        out.append("</body></html>")
+        return "\n".join(out)
+
+
+def _inline(text: str) -> str:
+    """Escape, then render `code` and **bold** spans."""
+    import re
+    s = html.escape(text)
+    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", s)
+
+
+# -- the report ------------------------------------------------------------------------------------
+
+def headline_table(rows: Rows, configs: list[str], labels: dict[str, str], ci: bool = False) -> tuple[list[str], list[list[str]]]:
+    header = ["Configuration"] + [h for _, h, _, _ in HEADLINE]
+    body = [[labels.get(c, c)] + [rows.fmt(c, m, f, ci=ci) for m, _, _, f in HEADLINE] for c in configs]
+    return header, body
+
+
+def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: list[str],
+          labels: dict[str, str], skipped: dict[str, str], domains: list[str],
+          personas: dict[str, list[str]], comparison_groups: list[tuple[str, ...]],
+          examples: list[dict], history: list[dict], notes: list[str] | None = None) -> dict[str, Path]:
+    """Write report.md, report.html, results.json and figures/*.png into ``out``."""
+    out = Path(out)
+    figs = out / "figures"
+    figs.mkdir(parents=True, exist_ok=True)
+    rows = Rows(rows_list)
+    look = rows.get
+    plots.judge_dimensions(figs / "judge_dimensions.png", configs, look, labels)
+    plots.automatic(figs / "automatic_metrics.png", configs, look, labels)
+    plots.by_domain(figs / "by_domain.png", configs, domains, look, labels)
+    multi = [c for c in configs if not c.startswith("single")]
+    if multi:
+        plots.by_persona(figs / "by_persona.png", multi, personas, look, labels)
+    if comparison_groups:
+        plots.comparisons(figs / "comparisons.png", comparison_groups, look, labels, configs)
+
+    d = Doc()
+    d.h(1, "Mascot evaluation report")
+    d.p(f"Run **{meta['run_id']}**, {meta['started']} → {meta['finished']} ({meta['mode']} run). "
+        f"{meta['n_scenarios']} scenarios ({', '.join(f'{k}: {v}' for k, v in meta['per_domain'].items())}; "
+        f"split `{meta['split']}`), chat model `{meta['model']}`, seed {meta['seed']}, "
+        f"max {meta['max_tokens']} tokens per reply. Judges: {meta['judges']}.")
+    d.p("Every number is a mean over scenarios with a 95% confidence interval in brackets "
+        "(percentile bootstrap, 2,000 resamples, fixed seed), unless the table says otherwise. "
+        "Judge scores are 1–5 (0–100 = (score − 1) / 4 × 100). ↓ marks metrics where lower is better.")
+    if skipped:
+        d.h(2, "Skipped configurations")
+        d.ul([f"**{c}**: {why}" for c, why in skipped.items()])
+    if notes:
+        d.ul(notes)
+
+    d.h(2, "Headline")
+    h, b = headline_table(rows, configs, labels)
+    d.table(h, b)
+    d.p("Configurations: " + "; ".join(f"**{labels.get(c, c)}** (`{c}`)" for c in configs) + ".")
+
+    d.h(2, "Judge scores by dimension")
+    d.img("figures/judge_dimensions.png", "judge scores per dimension")
+    header = ["Configuration"] + [x.replace("_", " ") for x in DIMENSIONS] + ["mean", "mean (0–100)"]
+    d.table(header, [[labels.get(c, c)] + [rows.fmt(c, f"judge.{x}") for x in DIMENSIONS]
+                     + [rows.fmt(c, "judge.mean"), rows.fmt(c, "judge.mean_100", "{:.0f}")] for c in configs])
+    judge_names = meta.get("judge_names", [])
+    if len(judge_names) > 1:
+        d.p("Each judge alone (mean of the five dimensions); the table above is their weighted average "
+            f"({meta['judges']}).")
+        d.table(["Configuration"] + judge_names,
+                [[labels.get(c, c)] + [rows.fmt(c, f"judge[{j}].mean") for j in judge_names] for c in configs])
+
+    d.h(2, "Automatic metrics")
+    d.img("figures/automatic_metrics.png", "automatic metrics")
+    d.table(["Configuration"] + [h for _, h, _ in AUTO],
+            [[labels.get(c, c)] + [rows.fmt(c, m, f) for m, _, f in AUTO] for c in configs])
+    d.ul([
+        "Distinct-n: unique n-grams / all n-grams over the replies of one round.",
+        "Redundancy: mean pairwise cosine similarity (all-MiniLM-L6-v2) of the replies in one round; "
+        "1.0 = the companions said the same thing.",
+        "Identifiability: leave-one-out nearest-centroid accuracy of telling which companion wrote a reply "
+        "from its embedding, within each group (Wilson 95% interval over replies); chance is 0.25 for "
+        "four members (0.33 for three). Near chance = persona collapse.",
+        "Speaking balance: normalised entropy of turns per member over a domain's rounds (1 = even); "
+        "interval bootstraps scenarios.",
+        "Role confusion: share of replies in which a companion wrote as another member or as the user "
+        "(the engine cut such lines, or a label or stage direction for someone else remains).",
+        "Director validity: share of the Director model's decisions that parsed and named an allowed "
+        "speaker (rule-forced and user-addressed turns excluded).",
+    ])
+
+    if comparison_groups:
+        d.h(2, "Comparisons (position bias controlled)")
+        d.p("An LLM judge picks the best of two or three configurations' rounds for the same scenario. "
+            "Each comparison is asked in every order (2 for a pair, 6 for three), and a configuration's "
+            "share is the fraction of orders in which it was picked, averaged over scenarios. The "
+            "first-slot rate shows the judge's raw position bias (unbiased: 1/2 or 1/3); 'consistent' is "
+            "the share of scenarios where it picked the same configuration in every order.")
+        d.img("figures/comparisons.png", "comparisons")
+        crow = []
+        for g in comparison_groups:
+            name = "compare:" + "/".join(g)
+            shares = ", ".join(f"{c}: {rows.fmt(c, name + ':share')}" for c in g)
+            crow.append([" vs ".join(g), shares, rows.fmt("-", name + ":first_slot_rate", ci=False),
+                         f"{1 / len(g):.2f}", rows.fmt("-", name + ":consistent", ci=False)])
+        d.table(["Compared", "Share picked [95% CI]", "First-slot rate", "Unbiased", "Consistent"], crow)
+
+    d.h(2, "By domain")
+    d.img("figures/by_domain.png", "per-domain results")
+    header = ["Configuration"] + [f"{dom}: judge" for dom in domains] + [f"{dom}: redundancy ↓" for dom in domains] \
+        + [f"{dom}: identifiability" for dom in domains]
+    d.table(header, [[labels.get(c, c)] + [rows.fmt(c, "judge.mean", domain=dom) for dom in domains]
+                     + [rows.fmt(c, "redundancy", domain=dom) for dom in domains]
+                     + [rows.fmt(c, "identifiability", domain=dom) for dom in domains] for c in configs])
+
+    if multi:
+        d.h(2, "By persona")
+        d.img("figures/by_persona.png", "per-persona judge scores")
+        d.p("Judge mean over each companion's replies (interval over replies), how often the embedding "
+            "classifier recognised it (recall), and its share of the turns.")
+        prow = []
+        for dom, names in personas.items():
+            for n in names:
+                prow.append([dom, n] + [f"{rows.fmt(c, 'judge.mean', domain=dom, persona=n, ci=False)} · "
+                                        f"{rows.fmt(c, 'identifiability', domain=dom, persona=n, ci=False)} · "
+                                        f"{rows.fmt(c, 'share', domain=dom, persona=n, ci=False)}" for c in multi])
+        d.table(["Domain", "Persona"] + [f"{labels.get(c, c)} (judge · recall · share)" for c in multi], prow)
+
+    if examples:
+        d.h(2, "Example rounds")
+        for ex in examples:
+            d.h(3, f"{ex['scenario_id']} ({ex['domain']}): {ex['situation']}")
+            d.p(f"User: {ex['user_message']}")
+            for c, msgs in ex["rounds"].items():
+                lines = [f"**{m['speaker']}**" + (f" (directive: {m['directive']})" if m.get("directive") else "")
+                         + f": {m['text']}" for m in msgs] or ["(no reply)"]
+                d.p(f"*{labels.get(c, c)}*")
+                d.ul(lines)
+
+    if history:
+        d.h(2, "Compared with earlier runs in this database")
+        cols = sorted({c for h in history for c in h["values"]})
+        d.table(["Run", "Started", "Mode"] + [f"{c}: judge · redundancy" for c in cols],
+                [[h["run_id"], h["started"], h["mode"]] + [h["values"].get(c, "–") for c in cols] for h in history])
+
+    d.h(2, "Reproduce")
+    d.code(meta["command"])
+    d.p("Package versions:")
+    d.table(["Package", "Version"], [[k, v] for k, v in meta["versions"].items()])
+    d.p(f"Results database: `{meta['db']}` (table `results`, run id `{meta['run_id']}`); all rows also in "
+        "`results.json`. Compare runs with `mascot-eval compare`.")
+
+    paths = {"md": out / "report.md", "html": out / "report.html", "json": out / "results.json"}
+    paths["md"].write_text(d.markdown(), encoding="utf-8")
+    paths["html"].write_text(d.html("Mascot evaluation report"), encoding="utf-8")
+    paths["json"].write_text(json.dumps({"meta": meta, "skipped": skipped, "rows": rows_list},
+                                        indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+    return paths
+
+
+def history_rows(db: Any, current: str) -> list[dict]:
+    """Judge mean and redundancy per configuration for every finished run in the database."""
+    out = []
+    for run in db.runs():
+        rows = Rows(db.results(run["id"]))
+        settings = json.loads(run["settings"] or "{}")
+        values = {}
+        for c in settings.get("configs", []):
+            j, r = rows.get(c, "judge.mean"), rows.get(c, "redundancy")
+            if j or r:
+                values[c] = (f"{j['value']:.2f}" if j and j["value"] is not None else "–") + " · " + \
+                    (f"{r['value']:.2f}" if r and r["value"] is not None else "–")
+        if values:
+            out.append({"run_id": run["id"] + (" (this run)" if run["id"] == current else ""),
+                        "started": run["started"], "mode": settings.get("mode", ""), "values": values})
+    return out
+

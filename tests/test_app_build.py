@@ -1,0 +1,47 @@
+"""The PyInstaller bundle: build it with build.spec and run the frozen app's screenshot mode."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_app_main import check_png, fast_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
+    if importlib_missing("PyInstaller"):
+        pytest.fail("PyInstaller is not installed; run `.venv/bin/pip install pyinstaller`.")
+    work, dist = tmp_path / "build", tmp_path / "dist"
+    r = subprocess.run([sys.executable, "-m", "PyInstaller", "build.spec", "--noconfirm",
+                        "--workpath", str(work), "--distpath", str(dist)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    app_dir = dist / "mascot"
+    exe = app_dir / ("mascot.exe" if os.name == "nt" else "mascot")
+    assert exe.is_file()
+    internal = app_dir / "_internal"
+    assert (internal / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf").is_file()
+    assert (internal / "assets" / "personas" / "support.json").is_file()
+    assert list((internal / "llama_cpp" / "lib").glob("*llama*"))
+
+    fast_settings(mascot_home)
+    out = tmp_path / "frozen.png"
+    env = {**os.environ, "MASCOT_HOME": str(mascot_home), "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("MASCOT_BUNDLED_MODEL", None)
+    env.pop("MASCOT_ASSETS", None)
+    r = subprocess.run([str(exe), "--screenshot", str(out), "--say", "Hello!"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    check_png(out)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def importlib_missing(name):
+    import importlib.util
+    return importlib.util.find_spec(name) is None

@@ -1,0 +1,138 @@
+"""Small helpers shared by the stages: the train-extra check, stage bookkeeping, files."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from engine.errors import MascotError
+
+TRAIN_PACKAGES = ("torch", "transformers", "peft", "trl", "accelerate", "datasets")
+INSTALL_HINT = "pip install -e '.[train]'"
+
+
+class TrainError(MascotError):
+    """A training stage cannot run; the message says what to do."""
+
+
+def require_train_extra() -> None:
+    """Raise a one-line TrainError when the ``train`` extra is not installed."""
+    missing = [p for p in TRAIN_PACKAGES if importlib.util.find_spec(p) is None]
+    if missing:
+        raise TrainError(f"Training needs {', '.join(missing)} (the 'train' extra): {INSTALL_HINT}")
+
+
+def quiet_libraries() -> None:
+    """Keep the console readable: our progress bars, not library chatter."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    import transformers
+    from transformers.utils import logging as hf_logging
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    transformers.logging.set_verbosity_error()
+    try:
+        import datasets
+        datasets.disable_progress_bars()
+        datasets.logging.set_verbosity_error()
+    except ImportError:
+        pass
+
+
+def set_threads(n: int) -> None:
+    if n and n > 0:
+        import torch
+        torch.set_num_threads(n)
+        os.environ["MASCOT_THREADS"] = str(n)
+
+
+def progress(iterable: Iterable[Any] | None = None, **kw: Any) -> Any:
+    """A tqdm progress bar on stderr (disabled when stderr is not a terminal unless forced)."""
+    from tqdm.auto import tqdm
+    kw.setdefault("dynamic_ncols", True)
+    kw.setdefault("file", sys.stderr)
+    kw.setdefault("disable", None)  # tqdm: disable on non-TTY
+    return tqdm(iterable, **kw)
+
+
+def done_marker(folder: Path) -> Path:
+    return folder / "DONE"
+
+
+def is_done(folder: Path) -> bool:
+    return done_marker(folder).is_file()
+
+
+def mark_done(folder: Path, info: dict[str, Any] | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    done_marker(folder).write_text(json.dumps(info or {}, indent=2) + "\n", encoding="utf-8")
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # a line cut by a crash: resume from here
+    return out
+
+
+def append_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_files(paths: Iterable[Path]) -> str:
+    """One hash over several files (names and contents), e.g. a stage's training data."""
+    h = hashlib.sha256()
+    for p in sorted(Path(x) for x in paths):
+        h.update(p.name.encode())
+        h.update(sha256_file(p).encode())
+    return h.hexdigest()
+
+
+def need(folder: Path, stage: str) -> Path:
+    """The output folder of an earlier stage, which must be finished."""
+    if not is_done(folder):
+        raise TrainError(f"Stage '{stage}' has not finished in {folder}; run `mascot-train {stage} "
+                         f"--out {folder.parent}` (or `mascot-train pipeline`) first.")
+    return folder
+
+
+def batched(items: list[Any], n: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]

@@ -1,0 +1,17 @@
+"""LoRA, configured in exactly one place (reward model, SFT warm start and policy all call this)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import LoraSettings
+
+
+def peft_config(lora: LoraSettings, task: str = "CAUSAL_LM") -> Any:
+    """A ``peft.LoraConfig`` for ``task`` (``CAUSAL_LM`` or ``SEQ_CLS``; the classification head
+    of a reward model is trained fully and saved with the adapter)."""
+    from peft import LoraConfig, TaskType
+    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                      target_modules=list(lora.target_modules), bias="none",
+                      task_type=getattr(TaskType, task),
+                      modules_to_save=["score"] if task == "SEQ_CLS" else None)

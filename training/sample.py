@@ -1,0 +1,81 @@
+"""Stage ``sample``: K replies per (context, persona) from the current policy, each judged.
+
+    mascot-train sample --out runs/mia --personas Mia --k 4 --judge heuristic
+
+Replies are sampled with llama.cpp from ``OUT/base/base-f16.gguf`` (far faster than HF generation
+on CPU), with the app's own prompt and cleanup, then scored 1-5 on the five MASCOT dimensions by
+the judge (``engine.judge``). Only the scenario ``train`` split is used.
+
+Output ``OUT/samples/samples.jsonl``: one row per reply with its scores; the stage resumes where
+it stopped (finished contexts are skipped).
+
+Simplification: one sampling round from the base model (the paper iterates feedback and
+optimisation); replies are judged as the first speaker of a round (``others`` is empty).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .common import append_jsonl, is_done, mark_done, need, progress, read_jsonl, sha256_file
+from .config import SampleConfig, save_config
+from .contexts import build_contexts, chat_template_of
+
+
+def samples_dir(out: Path) -> Path:
+    return Path(out) / "samples"
+
+
+def samples_file(out: Path) -> Path:
+    return samples_dir(out) / "samples.jsonl"
+
+
+def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
+    from engine.judge import make_judge
+    from engine.runtime import GenRequest, LlamaRuntime
+
+    from .base_model import base_dir, base_gguf
+    folder = samples_dir(out)
+    if is_done(folder):
+        return folder
+    need(base_dir(out), "base")
+    gguf = base_gguf(out)
+    contexts = build_contexts(cfg.group, cfg.personas, split="train", domain=cfg.domain,
+                              limit=cfg.max_contexts, chat_template=chat_template_of(gguf))
+    save_config(folder, cfg, {"model": str(gguf), "model_sha256": sha256_file(gguf),
+                              "contexts": len(contexts)})
+    path = samples_file(out)
+    finished = {}
+    for row in read_jsonl(path):
+        finished[row["context"]] = finished.get(row["context"], 0) + 1
+    todo = [c for c in contexts if finished.get(c.id, 0) < cfg.k]
+    if path.exists() and todo:  # drop a partly written context; it is redone whole
+        keep = [r for r in read_jsonl(path) if finished.get(r["context"], 0) >= cfg.k]
+        path.write_text("", encoding="utf-8")
+        append_jsonl(path, keep)
+    judge = make_judge(cfg.judge)
+    runtime = LlamaRuntime(gguf, n_ctx=cfg.n_ctx)
+    try:
+        for ctx in progress(todo, desc="sample+judge", unit="ctx"):
+            rows = []
+            for i in range(cfg.k):
+                req = GenRequest(slot="sample", messages=ctx.messages, max_tokens=cfg.max_tokens,
+                                 temperature=cfg.temperature, top_p=cfg.top_p, top_k=0,
+                                 repeat_penalty=1.1, stop=ctx.stop, seed=seed * 100003 + i * 7919 + hash_id(ctx.id))
+                raw = runtime.generate(req).text()
+                reply, confused = ctx.clean(raw)
+                scores = judge.score(ctx.scenario, ctx.persona, reply)
+                rows.append({"context": ctx.id, "scenario": ctx.scenario.id, "persona": ctx.persona.name,
+                             "i": i, "reply": reply, "raw": raw, "role_confusion": confused,
+                             "scores": scores.values, "mean": round(scores.mean, 4), "judge": scores.judge})
+            append_jsonl(path, rows)
+    finally:
+        runtime.llm.close()
+    rows = read_jsonl(path)
+    mark_done(folder, {"replies": len(rows), "contexts": len(contexts), "judge": cfg.judge})
+    return folder
+
+
+def hash_id(text: str) -> int:
+    import hashlib
+    return int(hashlib.sha256(text.encode()).hexdigest()[:6], 16)
