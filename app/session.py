@@ -74,6 +74,7 @@ class ChatSession(QObject):
         self._job: Worker | None = None
         self._serial = 0
         self._round: dict[str, Any] = {}
+        self._regen: int | None = None
 
     # -- state ------------------------------------------------------------------------------
     @property

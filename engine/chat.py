@@ -19,6 +19,7 @@ quarter of the context is shown to companions with its middle cut out (the full 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -31,6 +32,7 @@ from .errors import InputError, MascotError
 from .personas import Persona, PersonaSet
 from .runtime import Backend, GenRequest
 
+log = logging.getLogger("mascot.chat")
 MAX_MESSAGE_CHARS = 100_000
 PARAGRAPH_END = re.compile(r"(?<=\S)[ \t]*\n[ \t]*\n")
 STREAM_HOLDBACK = 24  # characters held back while streaming (about 6 tokens)
@@ -317,59 +319,63 @@ class GroupChat:
         yield Event("round_start", {"round": self.round, "conversation_id": self.conversation_id,
                                     "message_id": uid, "text": text})
         spoken: list[str] = []
-        cancelled = False
         try:
-            from . import safety
-            verdict = safety.assess(text)
-            safety_directive = ""
-            if verdict.risk and verdict.level == "urgent":
-                yield from self._safety_round(verdict, spoken)
-                return
-            if verdict.risk:  # concern: show resources, and companions check in seriously
-                yield Event("safety", {"category": verdict.category, "level": verdict.level,
-                                       "evidence": verdict.evidence,
-                                       "resources": safety.resources_for(verdict, self.settings.region),
-                                       "disclosure": safety.DISCLOSURE})
-                safety_directive = (f"Take this seriously: gently check in on how {self.settings.user_name} "
-                                    "is really doing, no jokes, and encourage talking to someone they trust")
-            active = [p for p in self.members if p.name not in self.muted]
-            if not active:
-                yield Event("notice", {"text": "Every companion is muted; unmute one to get replies."})
-                return
-            probe = self._backend(active[0])
-            if probe.count_tokens(text) > probe.n_ctx // 4:
-                yield Event("notice", {"text": "Your message is longer than the companions can read at "
-                                               "once; they will see its beginning and end."})
-            last = next((t.speaker for t in reversed(self.transcript[:-1]) if t.role == "companion"), None)
-            state = RoundState(members=active, user_name=self.settings.user_name, user_text=text,
-                               max_speakers=self.settings.max_speakers,
-                               min_speakers=self.settings.effective_min_speakers(),
-                               addressed=find_addressed(text, [p.name for p in active]),
-                               spoken=spoken, last_speaker=last)
-            policy = self.policy()
-            while not cancel.is_set():
-                dir_backend = getattr(policy, "backend", None)
-                transcript = self._director_transcript(dir_backend) if dir_backend else []
-                decision = policy.next(state, transcript)
-                if cancel.is_set():
-                    break
-                if safety_directive and decision.speaker is not None:
-                    decision.directive = safety_directive
-                yield Event("director", {"speaker": decision.speaker, "directive": decision.directive,
-                                         "source": decision.source, "valid": decision.valid,
-                                         "seconds": round(decision.seconds, 3)})
-                if decision.speaker is None:
-                    break
-                persona = self.member(decision.speaker)
-                yield from self._speak(persona, decision, cancel)
-                spoken.append(persona.name)
-            cancelled = cancel.is_set()
+            yield from self._round(text, cancel, spoken)
         except MascotError as e:
             yield Event("error", {"message": str(e)})
-        finally:
-            yield Event("round_end", {"round": self.round, "speakers": list(spoken),
-                                      "cancelled": cancelled or cancel.is_set(),
-                                      "seconds": round(time.perf_counter() - t_round, 3)})
+        except Exception as e:  # a bug or a llama.cpp failure: one line for the user, details logged
+            log.exception("round failed")
+            yield Event("error", {"message": f"The round failed unexpectedly ({type(e).__name__}: "
+                                             f"{str(e)[:160]}); your message is saved, try again."})
+        yield Event("round_end", {"round": self.round, "speakers": list(spoken),
+                                  "cancelled": cancel.is_set(),
+                                  "seconds": round(time.perf_counter() - t_round, 3)})
+
+    def _round(self, text: str, cancel: threading.Event, spoken: list[str]) -> Iterator[Event]:
+        from . import safety
+        verdict = safety.assess(text)
+        safety_directive = ""
+        if verdict.risk and verdict.level == "urgent":
+            yield from self._safety_round(verdict, spoken)
+            return
+        if verdict.risk:  # concern: show resources, and companions check in seriously
+            yield Event("safety", {"category": verdict.category, "level": verdict.level,
+                                   "evidence": verdict.evidence,
+                                   "resources": safety.resources_for(verdict, self.settings.region),
+                                   "disclosure": safety.DISCLOSURE})
+            safety_directive = (f"Take this seriously: gently check in on how {self.settings.user_name} "
+                                "is really doing, no jokes, and encourage talking to someone they trust")
+        active = [p for p in self.members if p.name not in self.muted]
+        if not active:
+            yield Event("notice", {"text": "Every companion is muted; unmute one to get replies."})
+            return
+        probe = self._backend(active[0])
+        if probe.count_tokens(text) > probe.n_ctx // 4:
+            yield Event("notice", {"text": "Your message is longer than the companions can read at "
+                                           "once; they will see its beginning and end."})
+        last = next((t.speaker for t in reversed(self.transcript[:-1]) if t.role == "companion"), None)
+        state = RoundState(members=active, user_name=self.settings.user_name, user_text=text,
+                           max_speakers=self.settings.max_speakers,
+                           min_speakers=self.settings.effective_min_speakers(),
+                           addressed=find_addressed(text, [p.name for p in active]),
+                           spoken=spoken, last_speaker=last)
+        policy = self.policy()
+        while not cancel.is_set():
+            dir_backend = getattr(policy, "backend", None)
+            transcript = self._director_transcript(dir_backend) if dir_backend else []
+            decision = policy.next(state, transcript)
+            if cancel.is_set():
+                break
+            if safety_directive and decision.speaker is not None:
+                decision.directive = safety_directive
+            yield Event("director", {"speaker": decision.speaker, "directive": decision.directive,
+                                     "source": decision.source, "valid": decision.valid,
+                                     "seconds": round(decision.seconds, 3)})
+            if decision.speaker is None:
+                break
+            persona = self.member(decision.speaker)
+            yield from self._speak(persona, decision, cancel)
+            spoken.append(persona.name)
 
     def _generate_reply(self, persona: Persona, req: GenRequest, cancel: threading.Event,
                         message_id: int | None = None) -> Iterator[Event | tuple[str, bool, Any]]:

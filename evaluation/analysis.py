@@ -26,7 +26,7 @@ from . import metrics as M
 from .judging import WeightedJudge, combine, scored_messages
 
 ROUND_METRICS = ("judge.mean", *(f"judge.{d}" for d in DIMENSIONS), "distinct_1", "distinct_2",
-                 "redundancy", "role_confusion", "director_validity", "seconds_per_round",
+                 "redundancy", "role_confusion", "prompt_echo", "director_validity", "seconds_per_round",
                  "first_reply_seconds", "completion_tokens_per_round", "prompt_tokens_per_round",
                  "prefilled_tokens_per_round", "replies_per_round")
 
@@ -52,6 +52,7 @@ def round_values(record: dict, scores: dict[int, dict[str, dict[str, float]]],
     confused = [M.role_confused(m["text"], m["speaker"], [n for n in names if n != m["speaker"]], "User",
                                 bool(m.get("role_confusion"))) for m in msgs]
     v["role_confusion"] = float(np.mean(confused)) if confused else None
+    v["prompt_echo"] = float(np.mean([M.prompt_echo(t) for t in texts])) if texts else None
     v["director_validity"] = M.director_validity(record["directors"])
     v["seconds_per_round"] = record.get("seconds")
     first = record["messages"][0] if record["messages"] else None
@@ -113,6 +114,10 @@ def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tu
             if stat[3]:
                 rows.append(_row(c, "judge.mean_100", stat, dom))
         rows.extend(_group_rows(c, scenarios, records, scores, judges, embed, seed))
+    for w in judges:  # a judge that gives every reply the same score cannot rank anything
+        means = [float(np.mean([per[w.name][d] for d in DIMENSIONS])) for per in scores.values() if w.name in per]
+        if means:
+            rows.append(_row("-", f"judge[{w.name}].spread", (float(np.std(means)), None, None, len(means))))
     for group, summ in comparison_summary.items():
         name = "compare:" + "/".join(group)
         for c, shares in summ["share"].items():

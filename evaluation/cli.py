@@ -14,6 +14,7 @@ Errors are one line on stderr and exit code 1 (2 for bad options).
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -54,6 +55,10 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, default=None,
                    help="Results database (default: OUT/results.db). Share one across output folders "
                         "to compare runs over time.")
+    p.add_argument("--threads", type=int, default=None,
+                   help="llama.cpp threads (sets MASCOT_THREADS; default: the engine's choice). Use 1 "
+                        "on a machine whose cores are busy with other work: oversubscribed threads "
+                        "spin-wait and run many times slower.")
     p.add_argument("--no-progress", action="store_true", help="No progress bars.")
     return p
 
@@ -109,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         if argv[:1] == ["compare"]:
             return compare(argv[1:])
         a = run_parser().parse_args(argv)
+        if a.threads is not None:
+            if a.threads < 1:
+                raise MascotError("--threads must be at least 1.")
+            os.environ["MASCOT_THREADS"] = str(a.threads)
         from .pipeline import EvalOptions, run
         command = "mascot-eval " + " ".join(shlex.quote(x) for x in argv)
         opts = EvalOptions(out=a.out, quick=a.quick, configs=a.configs,

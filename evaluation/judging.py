@@ -94,26 +94,28 @@ def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[st
     Returns the scores and how many judge calls were not in the cache."""
     out: dict[tuple[str, str, int], dict[str, dict[str, float]]] = {}
     made = 0
-    for (cname, sid), record in records.items():
+    # Order the calls by (scenario, speaker) so consecutive prompts share a long prefix (rubric,
+    # persona, conversation) and a local judge's KV cache is reused.
+    tasks = sorted(((sid, m["speaker"], cname, i) for (cname, sid), record in records.items()
+                    for i, m in scored_messages(record)), key=lambda t: (t[0], t[1]))
+    for sid, speaker, cname, i in tasks:
         scenario = scenarios[sid]
-        pset = sets[scenario.group]
-        msgs = record["messages"]
-        for i, m in scored_messages(record):
-            persona = persona_for(configs[cname], pset, m["speaker"])
-            others = [{"speaker": o["speaker"], "text": o["text"]} for o in msgs[:i] if not o.get("safety")]
-            per: dict[str, dict[str, float]] = {}
-            for w in judges:
-                key = digest({"judge": w.name, "scenario": scenario.to_dict(), "persona": persona.to_dict(),
-                              "reply": m["text"], "others": others})
-                values = db.get_judgment(key)
-                if values is None:
-                    values = dict(w.judge.score(scenario, persona, m["text"], others or None).values)
-                    db.put_judgment(key, w.name, values)
-                    made += 1
-                per[w.name] = values
-                if progress is not None:
-                    progress.update(1)
-            out[(cname, sid, i)] = per
+        msgs = records[(cname, sid)]["messages"]
+        persona = persona_for(configs[cname], sets[scenario.group], speaker)
+        others = [{"speaker": o["speaker"], "text": o["text"]} for o in msgs[:i] if not o.get("safety")]
+        per: dict[str, dict[str, float]] = {}
+        for w in judges:
+            key = digest({"judge": w.name, "scenario": scenario.to_dict(), "persona": persona.to_dict(),
+                          "reply": msgs[i]["text"], "others": others})
+            values = db.get_judgment(key)
+            if values is None:
+                values = dict(w.judge.score(scenario, persona, msgs[i]["text"], others or None).values)
+                db.put_judgment(key, w.name, values)
+                made += 1
+            per[w.name] = values
+            if progress is not None:
+                progress.update(1)
+        out[(cname, sid, i)] = per
     return out, made
 
 

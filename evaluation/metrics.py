@@ -141,6 +141,18 @@ def role_confused(text: str, speaker: str, others: Sequence[str], user_name: str
     return bool(re.search(rf"[(*](?:{alt})\s+[a-z]+s\b[^)*\n]{{0,60}}[)*]", text))
 
 
+# Fragments of the engine's own prompt framing (speaker tail, Director's note, judge rubric): a
+# reply that repeats them is echoing its instructions instead of talking to the user.
+PROMPT_FRAGMENTS = ("briefly and in character", "reply now as", "director's note", "'s turn.",
+                    "in a small group chat with", "your goals:", "how you talk:")
+
+
+def prompt_echo(text: str) -> bool:
+    """True when a reply repeats the prompt's framing ("Mia, briefly and in character.")."""
+    low = text.lower()
+    return any(f in low for f in PROMPT_FRAGMENTS)
+
+
 def director_validity(decisions: Iterable[dict]) -> float | None:
     """Share of the Director model's decisions that were valid (parsed, allowed speaker).
     Decisions forced by the rules or by the user addressing someone are not the model's and are

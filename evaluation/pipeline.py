@@ -175,7 +175,7 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         personas = {d: sets[GROUP_FOR_DOMAIN[d]].names for d in o.domains}
         meta = {"run_id": run_id, "started": started, "finished": finished,
                 "mode": settings["mode"], "n_scenarios": len(scenarios), "per_domain": per_domain,
-                "split": o.split, "model": f"{bundled.name} ({model_ids['bundled']})", "seed": o.seed,
+                "split": o.split, "model": f"{bundled.name} ({bundled.stat().st_size / 1e6:.0f} MB)", "seed": o.seed,
                 "max_tokens": o.max_tokens,
                 "judges": ", ".join(f"{w.name} × {w.weight:.2f}" for w in judges),
                 "judge_names": [w.name for w in judges], "command": o.command or "(library call)",

@@ -92,6 +92,10 @@ def automatic(path: Path, configs: list[str], look: Lookup, labels: dict[str, st
         ax.set_xticklabels(configs, rotation=30, ha="right", fontsize=7)
         ax.set_title(title, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
+        for xi, v in zip(x, vals):
+            if np.isnan(v[0]):
+                ax.text(xi, 0.5, "n/a", ha="center", va="center", fontsize=7, color="#666",
+                        transform=ax.get_xaxis_transform())
         if metric == "identifiability":
             chance = [look(c, "identifiability_chance", domain=d) for c in configs
                       for d in ("support", "workplace", "creative")]
@@ -122,10 +126,10 @@ def by_domain(path: Path, configs: list[str], domains: list[str], look: Lookup, 
 
 
 def by_persona(path: Path, configs: list[str], personas: dict[str, list[str]], look: Lookup,
-               labels: dict[str, str]) -> None:
+               labels: dict[str, str], all_configs: list[str]) -> None:
     """One panel per domain: each member's judge mean per configuration."""
     plt = _plt()
-    cols = colours(configs)
+    cols = colours(all_configs)
     fig, axes = plt.subplots(1, max(1, len(personas)), figsize=(5 * max(1, len(personas)), 4), squeeze=False)
     for ax, (dom, names) in zip(axes.flat, personas.items()):
         grouped_bars(ax, names, configs, lambda g, c: look(c, "judge.mean", domain=dom, persona=g), cols, labels)

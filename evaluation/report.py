@@ -38,6 +38,7 @@ AUTO = [
     ("identifiability", "Identifiability", "{:.2f}"),
     ("balance", "Speaking balance", "{:.2f}"),
     ("role_confusion", "Role confusion ↓", "{:.2f}"),
+    ("prompt_echo", "Prompt echo ↓", "{:.2f}"),
     ("director_validity", "Director validity", "{:.2f}"),
     ("replies_per_round", "Replies / round", "{:.1f}"),
     ("seconds_per_round", "Seconds / round", "{:.1f}"),
@@ -172,7 +173,7 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
     plots.by_domain(figs / "by_domain.png", configs, domains, look, labels)
     multi = [c for c in configs if not c.startswith("single")]
     if multi:
-        plots.by_persona(figs / "by_persona.png", multi, personas, look, labels)
+        plots.by_persona(figs / "by_persona.png", multi, personas, look, labels, configs)
     if comparison_groups:
         plots.comparisons(figs / "comparisons.png", comparison_groups, look, labels, configs)
 
@@ -202,6 +203,12 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
     d.table(header, [[labels.get(c, c)] + [rows.fmt(c, f"judge.{x}") for x in DIMENSIONS]
                      + [rows.fmt(c, "judge.mean"), rows.fmt(c, "judge.mean_100", "{:.0f}")] for c in configs])
     judge_names = meta.get("judge_names", [])
+    flat = [j for j in judge_names if (rows.get("-", f"judge[{j}].spread") or {}).get("value") == 0]
+    if flat:
+        d.p("**Warning:** " + ", ".join(f"`{j}`" for j in flat) + " gave every reply the same scores in "
+            "this run, so it cannot tell the configurations apart; its share of the average only shifts "
+            "all configurations alike. Use a larger judge (`--judge local:BIG.gguf` or `--judge "
+            "openai:URL#MODEL`) for judgements that mean something.")
     if len(judge_names) > 1:
         d.p("Each judge alone (mean of the five dimensions); the table above is their weighted average "
             f"({meta['judges']}).")
@@ -223,6 +230,8 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
         "interval bootstraps scenarios.",
         "Role confusion: share of replies in which a companion wrote as another member or as the user "
         "(the engine cut such lines, or a label or stage direction for someone else remains).",
+        "Prompt echo: share of replies that repeat the engine's prompt framing (\"briefly and in "
+        "character\", \"Director's note\") instead of talking to the person.",
         "Director validity: share of the Director model's decisions that parsed and named an allowed "
         "speaker (rule-forced and user-addressed turns excluded).",
     ])
@@ -271,7 +280,7 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
             d.p(f"User: {ex['user_message']}")
             for c, msgs in ex["rounds"].items():
                 lines = [f"**{m['speaker']}**" + (f" (directive: {m['directive']})" if m.get("directive") else "")
-                         + f": {m['text']}" for m in msgs] or ["(no reply)"]
+                         + ": " + " ⏎ ".join(m["text"].splitlines()) for m in msgs] or ["(no reply)"]
                 d.p(f"*{labels.get(c, c)}*")
                 d.ul(lines)
 

@@ -32,7 +32,8 @@ class GenSettings:
 
 def round_key(config: EvalConfig, scenario: Scenario, pset: PersonaSet, gen: GenSettings,
               model_ids: dict[str, str]) -> str:
-    return digest({"config": config.spec(), "scenario": scenario.to_dict(),
+    spec = {k: v for k, v in config.spec().items() if k != "label"}  # a relabel keeps the cache
+    return digest({"config": spec, "scenario": scenario.to_dict(),
                    "group": config.group_for(pset).to_dict(), "gen": gen.__dict__,
                    "models": model_ids, "v": 1})
 

@@ -39,13 +39,19 @@ def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
+    finished += [e for e in map(json.loads, proc.stdout) if e["type"] == "message"]  # printed before the kill
 
     store = Store()
     assert store.integrity_check() == "ok"
     conv = store.conversations()[0]
     rows = store.messages(conv["id"])
     assert rows[0]["role"] == "user"
-    assert [(r["speaker"], r["text"]) for r in rows[1:]] == [(m["speaker"], m["text"]) for m in finished]
+    stored = [(r["speaker"], r["text"]) for r in rows[1:]]
+    printed = [(m["speaker"], m["text"]) for m in finished]
+    # every message reported finished is stored intact; at most one more (committed, then
+    # killed before it was printed); nothing half-streamed is stored
+    assert stored[: len(printed)] == printed and len(stored) - len(printed) in (0, 1)
+    assert all(r["status"] == "done" for r in rows[1:])
     store.close()
     # the app starts again normally and the conversation continues
     again = subprocess.run([sys.executable, "-m", "engine.cli", "chat", "--conversation", str(conv["id"]),

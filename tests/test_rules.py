@@ -189,3 +189,24 @@ def test_long_conversation_is_trimmed_not_crashed():
     total = sum(fake.count_tokens(m["content"]) + 6 for m in req.messages)
     assert total <= 512 - req.max_tokens
     assert "message number 59" in req.messages[-2]["content"] or "message number 59" in str(req.messages)
+
+
+def test_backend_failure_becomes_one_error_event_and_message_is_kept(store):
+    class Broken(FakeBackend):
+        def generate(self, req, cancel=None):
+            raise RuntimeError("llama_decode returned -1")
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="all"), store=store,
+                     backend_for=lambda m: Broken())
+    ev = run_round(chat, "hello there")
+    err = events_of(ev, "error")[0].data["message"]
+    assert "llama_decode returned -1" in err and "\n" not in err
+    assert ev[-1].type == "round_end"
+    assert [m["text"] for m in store.messages(chat.conversation_id)] == ["hello there"]
+
+
+def test_safety_round_still_ends_with_round_end():
+    fake = FakeBackend(lambda req: "fine")
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="all"), backend_for=lambda m: fake)
+    ev = run_round(chat, "i want to kill myself tonight")
+    assert [e.type for e in ev][-1] == "round_end" and events_of(ev, "safety")
+    assert fake.requests == []  # no companion generated anything

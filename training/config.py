@@ -248,6 +248,8 @@ def add_options(parser: argparse.ArgumentParser, cls: type, prefix: str = "") ->
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         help_text = f"{f.metadata.get('help', '')} (default: {default!r})".replace("%", "%%")
         flag = "--" + name.replace("_", "-")
+        if flag in parser._option_string_actions:  # e.g. base.tiny is the common --tiny
+            continue
         if typ is bool:
             parser.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction,
                                 default=argparse.SUPPRESS, help=help_text)

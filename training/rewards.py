@@ -1,0 +1,92 @@
+"""Reward functions for policy optimisation, in one registry addressable by name.
+
+Each entry is a factory ``make(resources) -> fn``; ``fn(prompts, completions, **columns)``
+returns one float per completion, the signature trl's GRPO/RLOO trainers call. Dataset columns
+(``stop``, ``others``, ``persona``) arrive as keyword lists. Completions are first cleaned exactly
+as the app cleans a reply (cut at stop strings and at lines written as someone else), so the
+policy is rewarded for what the user would actually see.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from engine.chat import clean_reply
+from engine.scenarios import USER
+
+RewardFn = Callable[..., list[float]]
+REWARDS: dict[str, Callable[[dict[str, Any]], RewardFn]] = {}
+
+
+def register(name: str) -> Callable[[Callable[[dict[str, Any]], RewardFn]], Callable[[dict[str, Any]], RewardFn]]:
+    def deco(factory: Callable[[dict[str, Any]], RewardFn]) -> Callable[[dict[str, Any]], RewardFn]:
+        REWARDS[name] = factory
+        return factory
+    return deco
+
+
+def clean_completion(text: str, persona: str, stop: list[str], others: list[str]) -> tuple[str, bool]:
+    for s in stop:
+        if s and s in text:
+            text = text[: text.index(s)]
+    return clean_reply(text, persona, others, USER)
+
+
+def _cleaned(completions: list[str], kw: dict[str, Any]) -> list[tuple[str, bool]]:
+    n = len(completions)
+    personas = kw.get("persona") or [""] * n
+    stops = kw.get("stop") or [[]] * n
+    others = kw.get("others") or [[]] * n
+    return [clean_completion(c, p, s, o) for c, p, s, o in zip(completions, personas, stops, others)]
+
+
+@register("reward_model")
+def make_reward_model(res: dict[str, Any]) -> RewardFn:
+    """The trained Bradley-Terry reward model on (prompt, cleaned reply); an empty reply scores
+    ``empty_reward`` (the reward model never saw one)."""
+    scorer = res["scorer"]
+    empty = float(res.get("empty_reward", -5.0))
+
+    def reward_model(prompts: list[str], completions: list[str], **kw: Any) -> list[float]:
+        cleaned = _cleaned(completions, kw)
+        idx = [i for i, (t, _) in enumerate(cleaned) if t.strip()]
+        scores = scorer([prompts[i] for i in idx], [cleaned[i][0] for i in idx]) if idx else []
+        out = [empty] * len(completions)
+        for i, s in zip(idx, scores):
+            out[i] = float(s)
+        return out
+    return reward_model
+
+
+@register("role_confusion")
+def make_role_confusion(res: dict[str, Any]) -> RewardFn:
+    """-1 when the model wrote lines for the user or another companion (the app cuts them)."""
+    def role_confusion(prompts: list[str], completions: list[str], **kw: Any) -> list[float]:
+        return [-1.0 if confused else 0.0 for _, confused in _cleaned(completions, kw)]
+    return role_confusion
+
+
+@register("length")
+def make_length(res: dict[str, Any]) -> RewardFn:
+    """Minus the fraction of the token budget used (weight it with ``policy.length_penalty``)."""
+    budget = max(1, int(res.get("max_completion_length", 64)))
+
+    def length(prompts: list[str], completions: list[str], completion_ids: list[list[int]] | None = None,
+               **kw: Any) -> list[float]:
+        if completion_ids is None:
+            return [-min(1.0, len(c.split()) / budget) for c in completions]
+        return [-min(1.0, len(ids) / budget) for ids in completion_ids]
+    return length
+
+
+def make_rewards(names_weights: dict[str, float], resources: dict[str, Any]) -> tuple[list[RewardFn], list[float]]:
+    """Reward functions and weights for the trainer, skipping zero weights."""
+    fns, weights = [], []
+    for name, w in names_weights.items():
+        if w == 0:
+            continue
+        if name not in REWARDS:
+            raise KeyError(f"Unknown reward '{name}'; known: {', '.join(REWARDS)}")
+        fns.append(REWARDS[name](resources))
+        weights.append(float(w))
+    return fns, weights
