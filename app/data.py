@@ -59,17 +59,6 @@ def delete_all(store: Any, *, delete_models: bool = True) -> None:
 
 
 def save_members(store: Any, cid: int, personas: list[Any], muted: set[str]) -> None:
-    """Replace a conversation's companions in the store (their order, personas and mutes).
-
-    The engine's ``Store`` can create a conversation's members and mute them, but not add,
-    remove or edit one; until it can, this writes the ``members`` table the same way
-    ``Store.create_conversation`` does. Call it only while no round is running."""
-    with store.db.conn:
-        store.db.execute("delete from members where conversation_id = ?", [cid])
-        for i, p in enumerate(personas):
-            store.db["members"].insert({
-                "conversation_id": cid, "position": i, "name": p.name,
-                "persona": json.dumps(p.to_dict(), ensure_ascii=False), "model": p.model or "",
-                "muted": int(p.name in muted),
-            })
-    store.update_conversation(cid)
+    """Replace a conversation's companions (order, personas, mutes). Call it only while no
+    round is running."""
+    store.set_members(cid, [p.to_dict() for p in personas], muted)

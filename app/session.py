@@ -15,11 +15,10 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.chat import ChatSettings, Event, GroupChat, sanitize_user_text
+from engine.chat import ChatSettings, Event, GroupChat, default_backend_factory, sanitize_user_text
 from engine.errors import InputError, MascotError
-from engine.models import ModelRegistry, bundled_model_path
 from engine.personas import Persona, PersonaSet, default_color, load_set, load_set_file, persona_from_dict
-from engine.runtime import Backend, RuntimePool
+from engine.runtime import Backend
 from engine.storage import Store
 
 from . import data, theme
@@ -33,16 +32,8 @@ MAX_MEMBERS = 8
 
 
 def backend_factory(store: Store, settings: AppSettings) -> Callable[[str | None], Backend]:
-    """Resolve a model name or path (None = bundled) to a shared llama.cpp runtime.
-
-    Like ``engine.chat.default_backend_factory``, plus the thread count from the settings."""
-    pool = RuntimePool(n_ctx=settings.context_size, n_threads=settings.threads or None)
-    registry = ModelRegistry(store)
-
-    def factory(model: str | None) -> Backend:
-        return pool.get(registry.get(model).path if model else bundled_model_path())
-
-    return factory
+    """Resolve a model name or path (None = bundled) to a shared llama.cpp runtime."""
+    return default_backend_factory(store, n_ctx=settings.context_size, n_threads=settings.threads or None)
 
 
 class ChatSession(QObject):
@@ -450,6 +441,8 @@ class ChatSession(QObject):
             self.chat.mute(name, muted)
         except MascotError as e:
             self.error.emit(str(e))
+            return
+        self.members_changed.emit()
 
     def set_policy(self, policy: str) -> None:
         if self.chat is not None and policy != self.chat.settings.policy:

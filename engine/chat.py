@@ -105,6 +105,8 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     lead = re.match(r"^\s*\**([A-Z][a-z]{1,20})\**:\s+", text)
     if lead and lead.group(1).lower() not in {n.lower() for n in others + [user_name, "user"]}:
         text = text[lead.end():]
+    # "Mia, Theo: ..." (a label naming several people) is an address, not a reply of theirs.
+    text = re.sub(r"^\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|and)\s*[A-Z][a-z]{1,20})+\s*:\s*", "", text)
     names = [n for n in others + [user_name, "User", "Director", "Assistant"] if n and n.lower() != speaker.lower()]
     confused = False
     if names:
@@ -125,6 +127,15 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return text, confused
+
+
+def trim_to_sentence(text: str) -> str:
+    """A reply cut by the token limit ends at its last complete sentence (if that keeps most
+    of it), so nobody sees a half-sentence."""
+    ends = [m.end() for m in re.finditer(r"[.!?…](?:[\"')\]]*)(?=\s|$)", text)]
+    if ends and ends[-1] >= len(text) * 0.4:
+        return text[: ends[-1]].rstrip()
+    return text.rstrip() + "…"
 
 
 @dataclass
@@ -413,6 +424,8 @@ class GroupChat:
                 break
             req.seed = (req.seed or 0) + 101  # empty after cleanup: one retry with another seed
             req.temperature = max(0.8, req.temperature)
+        if gen.stats.stopped == "length":
+            text = trim_to_sentence(text)
         gen.stats.prefilled_tokens = prefilled
         gen.stats.ttft = first_token or time.perf_counter() - t0  # what the user waited
         yield (text, confused, gen.stats)
@@ -535,11 +548,12 @@ class GroupChat:
                                       speaker=speaker, text=text, **fields)
 
 
-def default_backend_factory(store: Any = None, n_ctx: int = 4096) -> Callable[[str | None], Backend]:
+def default_backend_factory(store: Any = None, n_ctx: int = 4096,
+                            n_threads: int | None = None) -> Callable[[str | None], Backend]:
     """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime."""
     from .models import ModelRegistry, bundled_model_path
     from .runtime import RuntimePool
-    pool = RuntimePool(n_ctx=n_ctx)
+    pool = RuntimePool(n_ctx=n_ctx, n_threads=n_threads)
     registry = ModelRegistry(store) if store is not None else None
 
     def factory(model: str | None) -> Backend:

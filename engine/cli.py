@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from .errors import InputError, MascotError, NotFound
+from .errors import InputError, MascotError
 
 log = logging.getLogger("mascot")
 
@@ -322,6 +322,15 @@ def models_add(path: Path, name: str | None) -> None:
     m = ModelRegistry(_store()).add(path, name)
     click.echo(f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
                f"{m.size_mb:.1f} MB, sha256 {m.sha256}")
+
+
+@models.command("remove")
+@click.argument("name")
+def models_remove(name: str) -> None:
+    """Forget a registered model (the file stays on disk)."""
+    from .models import ModelRegistry
+    ModelRegistry(_store()).remove(name)
+    click.echo(f"Removed {name} from the model list (the file was not deleted).")
 
 
 @models.command("verify")

@@ -190,15 +190,29 @@ def _empty_reply(reply: str) -> bool:
 # -- local GGUF judge ----------------------------------------------------------------------------
 
 class LocalJudge:
-    """A GGUF model in llama.cpp answers the rubric under a JSON-schema grammar (greedy)."""
+    """A GGUF model in llama.cpp scores the rubric prompt.
+
+    ``mode="expected"`` (default): the JSON answer is decoded under the score schema by hand: the
+    keys and punctuation are forced, and at each value the model may only choose one of the
+    schema's tokens ``1``-``5`` (exactly the choice a JSON-schema grammar leaves it). The score is
+    the expectation of the model's probabilities over those five tokens (G-Eval style), and the
+    most likely one is written into the JSON before the next key. One prefill plus a few tokens
+    per reply; no grammar sampler, which in llama-cpp-python costs seconds per token on a 49k
+    vocabulary. ``mode="grammar"``: greedy generation under the JSON-schema grammar (slow on
+    CPU; use with larger models that write good JSON).
+    """
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048,
-                 runtime: Any = None, seed: int = 0):
+                 runtime: Any = None, seed: int = 0, mode: str = "expected"):
+        if mode not in ("expected", "grammar"):
+            raise InputError(f"Unknown local judge mode '{mode}'; use expected or grammar.")
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.seed = seed
+        self.mode = mode
         self._runtime = runtime
         self._lock = threading.Lock()
+        self._digits: list[int] | None = None
         self.name = "local" if model_path is None else f"local:{Path(str(model_path)).name}"
 
     @property
@@ -213,14 +227,53 @@ class LocalJudge:
               others: list[dict] | None = None) -> Scores:
         if _empty_reply(reply):
             return Scores({d: 1.0 for d in DIMENSIONS}, self.name, "")
-        from .runtime import GenRequest
-        req = GenRequest(slot="__judge__", messages=judge_messages(scenario, persona, reply, others),
-                         max_tokens=80, temperature=0.0, top_k=1, top_p=1.0, repeat_penalty=1.0,
-                         json_schema=SCORE_SCHEMA, seed=self.seed)
+        messages = judge_messages(scenario, persona, reply, others)
         with self._lock:
+            if self.mode == "expected" and self._digit_tokens() is not None:
+                return self._score_expected(messages)
+            from .runtime import GenRequest
+            req = GenRequest(slot="__judge__", messages=messages, max_tokens=80, temperature=0.0, top_k=1,
+                             top_p=1.0, repeat_penalty=1.0, json_schema=SCORE_SCHEMA, seed=self.seed)
             text = self.runtime.generate(req).text()
         values, _ = parse_scores(text)
         return Scores(values, self.name, text)
+
+    def _digit_tokens(self) -> list[int] | None:
+        if self._digits is None:
+            llm = self.runtime.llm
+            ids = [llm.tokenize(str(d).encode(), add_bos=False, special=False) for d in range(1, 6)]
+            self._digits = [t[0] for t in ids] if all(len(t) == 1 for t in ids) else []
+        return self._digits or None
+
+    def _score_expected(self, messages: list[dict[str, str]]) -> Scores:
+        import numpy as np
+        rt = self.runtime
+        llm = rt.llm
+        digits = self._digit_tokens() or []
+        values: dict[str, float] = {}
+        text = "{"
+        with rt.lock:
+            rt._switch_to("__judge__")
+            prompt = rt.format.render(messages) + '{"' + DIMENSIONS[0] + '": '
+            tokens = rt.tokenize(prompt)
+            if len(tokens) + 64 > rt.n_ctx:
+                raise ModelError(f"The judge prompt ({len(tokens)} tokens) does not fit the judge's context "
+                                 f"({rt.n_ctx}).")
+            rt._prefill(tokens, None)      # all but the last token (reusing the cached prefix)
+            llm.eval(tokens[-1:])
+            for i, dim in enumerate(DIMENSIONS):
+                logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+                z = logits[digits].astype(np.float64)
+                p = np.exp(z - z.max())
+                p /= p.sum()
+                values[dim] = round(float((p * np.arange(1, 6)).sum()), 4)
+                best = int(p.argmax()) + 1
+                text += f'"{dim}": {best}'
+                if i + 1 < len(DIMENSIONS):
+                    nxt = f'{best}, "{DIMENSIONS[i + 1]}": '
+                    text += ", "
+                    llm.eval(llm.tokenize(nxt.encode(), add_bos=False, special=False))
+        return Scores(values, self.name, text + "}")
 
 
 # -- OpenAI-compatible judge -----------------------------------------------------------------------

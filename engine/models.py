@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import sys
 from dataclasses import asdict, dataclass
@@ -119,9 +120,56 @@ def _quant_name(file_type: Any, reader: Any) -> str:
     return max(counts, key=counts.get) if counts else "unknown"
 
 
+def _cache_file() -> Path:
+    from .paths import user_dir
+    return user_dir() / "cache" / "gguf-info.json"
+
+
+def _cache_key(path: Path) -> str:
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _cache_get(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(_cache_file().read_text()).get(_cache_key(path))
+    except (OSError, ValueError):
+        return None
+
+
+def _cache_put(path: Path, info: ModelInfo) -> None:
+    f = _cache_file()
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        data = json.loads(f.read_text()) if f.exists() else {}
+        data[_cache_key(path)] = info.to_dict()
+        tmp = f.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(f)
+    except (OSError, ValueError):
+        pass
+
+
 def inspect_gguf(path: str | Path, *, name: str | None = None, compute_hash: bool = True) -> ModelInfo:
-    """Read and check a GGUF file's header and tensor table. Raises ModelError (one line)."""
+    """Read and check a GGUF file's header and tensor table. Raises ModelError (one line).
+
+    Parsing a tokenizer's vocabulary with the ``gguf`` reader takes seconds, so a file that
+    passed the check is remembered (by path, size and modification time) in the user data
+    folder; a changed file is read again."""
     path = Path(path).expanduser()
+    if path.is_file():
+        hit = _cache_get(path)
+        if hit and (hit["sha256"] or not compute_hash):
+            info = ModelInfo(**hit)
+            if name:
+                info.name = _slug(name)
+            return info
+    info = _inspect(path, name=name, compute_hash=compute_hash)
+    _cache_put(path, info)
+    return info
+
+
+def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
     if not path.exists():
         raise ModelError(f"{path}: no such file; check the path.")
     if path.is_dir():
@@ -192,14 +240,7 @@ class ModelRegistry:
         self.store = store
 
     def bundled(self) -> ModelInfo:
-        path = bundled_model_path()
-        stat = path.stat()
-        row = self.store.cached_model_info(str(path), stat.st_size, stat.st_mtime)
-        if row:
-            info = ModelInfo(**row)
-        else:
-            info = inspect_gguf(path, name=BUNDLED_NAME)
-            self.store.cache_model_info(info.to_dict(), stat.st_size, stat.st_mtime)
+        info = inspect_gguf(bundled_model_path(), name=BUNDLED_NAME)
         info.name, info.bundled = BUNDLED_NAME, True
         return info
 
@@ -233,13 +274,20 @@ class ModelRegistry:
         raise NotFound(f"No model named '{name_or_path}'. Registered: {names}. "
                        "Add one with `mascot models add FILE.gguf`.")
 
+    def remove(self, name: str) -> None:
+        """Forget a registered model (the file itself is left where it is)."""
+        if name == BUNDLED_NAME:
+            raise ModelError("The bundled model cannot be removed.")
+        if not self.store.remove_model(name):
+            raise NotFound(f"No registered model named '{name}'; see `mascot models list`.")
+
     def verify(self, name: str) -> tuple[bool, str]:
         """Re-read and re-hash a registered model. Returns (ok, one-line report)."""
         info = self.get(name)
         if not os.path.exists(info.path):
             return False, f"{info.name}: file is gone ({info.path}); add it again."
         try:
-            fresh = inspect_gguf(info.path, name=info.name)
+            fresh = _inspect(Path(info.path), name=info.name, compute_hash=True)
         except ModelError as e:
             return False, str(e)
         if info.sha256 and fresh.sha256 != info.sha256:

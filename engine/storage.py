@@ -66,6 +66,12 @@ def m003_message_variants(db: sqlite_utils.Database) -> None:
     db["messages"].add_column("edited", int)
 
 
+@migration
+def m004_drop_model_cache(db: sqlite_utils.Database) -> None:
+    """GGUF header facts are now cached in a file beside the database (engine.models)."""
+    db["model_cache"].drop()
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -167,7 +173,7 @@ class Store:
     def delete_all(self) -> None:
         with self._lock:
             with self.db.conn:
-                for t in ("messages", "members", "conversations", "models", "model_cache"):
+                for t in ("messages", "members", "conversations", "models"):
                     self.db.execute(f"delete from {t}")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.db.execute("VACUUM")
@@ -176,6 +182,23 @@ class Store:
     def members(self, cid: int) -> list[dict[str, Any]]:
         rows = self.db.query("select * from members where conversation_id = ? order by position", [cid])
         return [{**r, "persona": json.loads(r["persona"])} for r in rows]
+
+    def set_members(self, cid: int, members: list[dict[str, Any]], muted: set[str] | frozenset = frozenset()) -> None:
+        """Replace a conversation's companions (order, personas, mutes) in one transaction."""
+        self.conversation(cid)
+        with self._lock, self.db.conn:
+            self.db.execute("delete from members where conversation_id = ?", [cid])
+            for i, m in enumerate(members):
+                self.db["members"].insert({
+                    "conversation_id": cid, "position": i, "name": m["name"],
+                    "persona": json.dumps(m, ensure_ascii=False), "model": m.get("model") or "",
+                    "muted": int(m["name"] in muted),
+                })
+            self.db["conversations"].update(cid, {"updated": now()})
+
+    def remove_model(self, name: str) -> bool:
+        with self._lock, self.db.conn:
+            return self.db.execute("delete from models where name = ?", [name]).rowcount > 0
 
     def set_member_muted(self, cid: int, name: str, muted: bool) -> None:
         with self._lock, self.db.conn:
@@ -257,15 +280,6 @@ class Store:
     def model(self, name: str) -> dict[str, Any] | None:
         rows = list(self.db["models"].rows_where("name = ?", [name]))
         return dict(rows[0], bundled=bool(rows[0]["bundled"])) if rows else None
-
-    def cached_model_info(self, path: str, size: int, mtime: float) -> dict[str, Any] | None:
-        rows = list(self.db["model_cache"].rows_where("path = ? and size = ? and mtime = ?", [path, size, mtime]))
-        return json.loads(rows[0]["info"]) if rows else None
-
-    def cache_model_info(self, info: dict[str, Any], size: int, mtime: float) -> None:
-        with self._lock, self.db.conn:
-            self.db["model_cache"].upsert({"path": info["path"], "size": size, "mtime": mtime,
-                                           "info": json.dumps(info)}, pk="path")
 
     # -- export ---------------------------------------------------------------------------------
     def export_json(self, cid: int) -> dict[str, Any]:

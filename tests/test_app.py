@@ -287,6 +287,7 @@ def test_group_panel_mutes_removes_and_sets_policy(window, qtbot):
     model.setData(model.index(0), Qt.CheckState.Unchecked, Qt.ItemDataRole.CheckStateRole)
     assert s.chat.muted == {"Mia"} and s.store.members(s.cid)[0]["muted"] == 1
     assert "3 of 4 speaking" == window.group_panel.count.text()
+    assert "Mia (muted)" in window.header.subtitle.text()
     window.group_panel.list.setCurrentIndex(model.index(3))
     window.group_panel.remove_button.click()
     assert s.chat.names == ["Mia", "Theo", "Juno"] and s.chat.muted == {"Mia"}

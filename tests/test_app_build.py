@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 @pytest.mark.model
+@pytest.mark.timeout(2400)  # PyInstaller takes minutes on two shared cores
 def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
     if importlib_missing("PyInstaller"):
         pytest.fail("PyInstaller is not installed; run `.venv/bin/pip install pyinstaller`.")

@@ -210,3 +210,12 @@ def test_safety_round_still_ends_with_round_end():
     ev = run_round(chat, "i want to kill myself tonight")
     assert [e.type for e in ev][-1] == "round_end" and events_of(ev, "safety")
     assert fake.requests == []  # no companion generated anything
+
+
+def test_cleanup_of_labels_and_cut_sentences():
+    from engine.chat import trim_to_sentence
+    text, _ = clean_reply("Mia, Theo: (laughs) so glad you came.", "Ruth", ["Mia", "Theo"], "Sam")
+    assert text == "(laughs) so glad you came."
+    assert trim_to_sentence("That sounds really hard, and I am sorry. Tomorrow we could try a walk and") \
+        == "That sounds really hard, and I am sorry."
+    assert trim_to_sentence("Short but cut and") == "Short but cut and…"

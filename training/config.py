@@ -65,6 +65,7 @@ class BaseConfig:
 class SampleConfig:
     group: str = opt("support", "Persona set whose members are trained (bundled name or path).")
     personas: list[str] = opt([], "Members to train; empty = every member of the group.")
+    max_personas: int = opt(0, "With an empty 'personas': train only the first N members (0 = all).")
     domain: str = opt("", "Scenario domain; empty = the domain that belongs to the group.")
     max_contexts: int = opt(0, "Use at most this many training scenarios (0 = all of the train split).")
     k: int = opt(4, "Replies sampled per (context, persona).")
@@ -152,7 +153,8 @@ def tiny_preset() -> dict[str, Any]:
     """Overrides for ``--tiny``: a random tiny Llama, a handful of contexts, few steps."""
     return {
         "base": {"tiny": True},
-        "sample": {"max_contexts": 3, "k": 3, "max_tokens": 16, "personas": [], "judge": "heuristic"},
+        "sample": {"max_contexts": 3, "k": 3, "max_tokens": 16, "max_personas": 1,
+                   "judge": "heuristic"},
         "prefs": {"min_margin": 0.1, "eval_fraction": 0.34},
         "reward": {"epochs": 1.0, "batch_size": 4, "max_length": 512, "lora": {"r": 4, "alpha": 8}},
         "policy": {"steps": 2, "num_generations": 2, "prompts_per_step": 1, "max_completion_length": 8,

@@ -35,11 +35,8 @@ def policy_dir(out: Path, persona: str | None = None) -> Path:
 
 
 def trained_personas(out: Path) -> list[str]:
-    scfg = read_json(Path(out) / "samples" / "config.json")
-    if scfg["personas"]:
-        return list(scfg["personas"])
-    from engine.personas import load_set
-    return load_set(scfg["group"]).names
+    from .sample import sampled_personas
+    return sampled_personas(out)
 
 
 def _sft_rows(out: Path, persona: str, contexts: dict[str, Any]) -> list[dict[str, str]]:
@@ -89,7 +86,8 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
     model = AutoModelForCausalLM.from_pretrained(str(hf_dir(out)), dtype=torch.float32)
     model = get_peft_model(model, peft_config(cfg.lora, "CAUSAL_LM"))
     common = dict(report_to=[], save_strategy="no", seed=seed, bf16=False, fp16=False,
-                  gradient_checkpointing=False, dataloader_num_workers=0, logging_steps=1,
+                  activation_checkpointing=False, dataloader_pin_memory=False, dataloader_num_workers=0,
+                  logging_steps=1,
                   disable_tqdm=False)
     metrics: dict[str, Any] = {"persona": persona, "algorithm": cfg.algorithm}
 

@@ -54,7 +54,7 @@ def run(cfg: PrefsConfig, out: Path, seed: int = 0) -> Path:
         return folder
     need(samples_dir(out), "sample")
     scfg = read_json(samples_dir(out) / "config.json")
-    contexts = {c.id: c for c in build_contexts(scfg["group"], scfg["personas"], split="train",
+    contexts = {c.id: c for c in build_contexts(scfg["group"], scfg["resolved_personas"], split="train",
                                                 domain=scfg["domain"], limit=scfg["max_contexts"],
                                                 chat_template=chat_template_of(base_gguf(out)))}
     by_ctx: dict[str, list[dict[str, Any]]] = {}

@@ -105,7 +105,7 @@ def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
         output_dir=str(folder / "checkpoints"), num_train_epochs=cfg.epochs,
         per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.learning_rate,
         max_length=None, logging_steps=5, save_strategy="no", report_to=[], seed=seed,
-        bf16=False, fp16=False, gradient_checkpointing=False, disable_dropout=True,
+        bf16=False, fp16=False, activation_checkpointing=False, dataloader_pin_memory=False, disable_dropout=True,
         dataloader_num_workers=0, lr_scheduler_type="cosine", warmup_steps=0,
     )
     trainer = RewardTrainer(model=model, args=args, train_dataset=ds, processing_class=tok,

@@ -30,6 +30,21 @@ def samples_file(out: Path) -> Path:
     return samples_dir(out) / "samples.jsonl"
 
 
+def resolve_personas(cfg: SampleConfig) -> list[str]:
+    """The members this run trains (names checked against the group)."""
+    from engine.personas import load_set
+    group = load_set(cfg.group)
+    if cfg.personas:
+        return [group.member(n).name for n in cfg.personas]
+    names = group.names
+    return names[: cfg.max_personas] if cfg.max_personas > 0 else names
+
+
+def sampled_personas(out: Path) -> list[str]:
+    from .common import read_json
+    return list(read_json(samples_dir(out) / "config.json")["resolved_personas"])
+
+
 def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
     from engine.judge import make_judge
     from engine.runtime import GenRequest, LlamaRuntime
@@ -40,10 +55,11 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
         return folder
     need(base_dir(out), "base")
     gguf = base_gguf(out)
-    contexts = build_contexts(cfg.group, cfg.personas, split="train", domain=cfg.domain,
+    personas = resolve_personas(cfg)
+    contexts = build_contexts(cfg.group, personas, split="train", domain=cfg.domain,
                               limit=cfg.max_contexts, chat_template=chat_template_of(gguf))
     save_config(folder, cfg, {"model": str(gguf), "model_sha256": sha256_file(gguf),
-                              "contexts": len(contexts)})
+                              "contexts": len(contexts), "resolved_personas": personas})
     path = samples_file(out)
     finished = {}
     for row in read_jsonl(path):
