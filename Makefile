@@ -43,7 +43,7 @@ bench: $(STAMP)
 
 ## One-folder desktop build with PyInstaller (see README).
 app-build: $(TSTAMP)
-	$(BIN)/python -m pip install --quiet pyinstaller
+	$(BIN)/python -m pip install --quiet -e ".[build]"
 	$(BIN)/pyinstaller build.spec --noconfirm
 
 ## Terminal group chat on the support circle.

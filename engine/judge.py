@@ -3,7 +3,8 @@
 Used by training (AI feedback for preferences and rewards) and by evaluation, through one
 interface::
 
-    judge = make_judge("combined")              # or "local", "heuristic", "openai:URL#MODEL"
+    judge = make_judge()                        # the default ("heuristic"; see docs/judge.md)
+    judge = make_judge("combined")              # or "local", "local:PATH", "openai:URL#MODEL"
     scores = judge.score(scenario, persona, reply, others=[{"speaker": "Theo", "text": "..."}])
     scores.values["persona_consistency"], scores.mean
 
@@ -18,9 +19,11 @@ Dimensions (1 = poor, 5 = excellent), after the MASCOT paper's evaluation:
 
 Implementations:
 
-* ``LocalJudge``     a GGUF model in llama.cpp, answering a rubric prompt with a JSON object
-  constrained by a JSON-schema grammar (default model: the bundled SmolLM2-135M; pass a larger
-  GGUF for useful judgements, see docs/judge.md for measured agreement).
+* ``LocalJudge``     a GGUF model in llama.cpp answering a rubric prompt with a JSON object under
+  the score schema: by default each value is read as the expectation over the schema's allowed
+  tokens 1-5 (fast); ``mode="grammar"`` samples under llama.cpp's JSON-schema grammar instead.
+  Default model: the bundled SmolLM2-135M, which is a poor judge (docs/judge.md); pass a larger
+  GGUF for useful judgements.
 * ``OpenAIJudge``    any OpenAI-compatible ``/chat/completions`` endpoint the user configures
   (a local server such as llama-server or vLLM, or a hosted one). Stdlib ``urllib`` only.
 * ``HeuristicJudge`` offline signals: VADER sentiment and lexical cues for expressiveness and
@@ -34,7 +37,7 @@ Implementations:
 Simplification, stated honestly: the paper's judges are large LLMs. A 135M local model is a weak
 judge; the heuristic judge measures surface signals (sentiment, embedding similarity), not
 understanding. docs/judge.md reports how often each judge prefers the clearly better reply on
-hand-written preference pairs, and the default (``combined``) is weighted by those numbers.
+hand-written preference pairs (assets/judge/pairs.jsonl); the default follows those numbers.
 """
 
 from __future__ import annotations
@@ -65,10 +68,13 @@ LABELS = {
     "social_contribution": "Social contribution: it adds something new that the other replies did not.",
 }
 NEUTRAL = 3.0
-DEFAULT_JUDGE = "combined"
-# Weights of the default combination (judge name -> weight). Chosen from the agreement measured
-# on the hand-written preference pairs (docs/judge.md): the bundled 135M model as a judge is near
-# chance, so it gets a small weight; the heuristic judge carries the default.
+# The default judge, chosen from the agreement measured on the 48 hand-written preference pairs
+# (docs/judge.md): heuristic 93.8%; the bundled 135M model as a local judge 33.3% (below chance:
+# its scores barely move and lean towards short replies); combined local*0.25 + heuristic*0.75
+# 93.8%, the same as heuristic alone at ~60x the cost. With a larger GGUF or an endpoint, use
+# e.g. "combined:local:/path/big.gguf+heuristic".
+DEFAULT_JUDGE = "heuristic"
+# Weights of the "combined" spec (bundled local model + heuristic).
 DEFAULT_WEIGHTS = {"local": 0.25, "heuristic": 0.75}
 
 
@@ -321,6 +327,7 @@ class OpenAIJudge:
                 data = self._post({**payload, "response_format": fmt})
             except urllib.error.HTTPError as e:
                 last = f"HTTP {e.code}"
+                e.close()
                 if e.code in (400, 422) and fmt["type"] == "json_schema":
                     self._schema_ok = False
                     continue
@@ -434,6 +441,10 @@ class HeuristicJudge:
                 self._cache.update(zip(todo, vecs))
             return np.stack([self._cache[t] for t in texts])
 
+    def warm(self, texts: Sequence[str]) -> None:
+        """Embed many texts in one batch ahead of ``score`` calls (much faster than one by one)."""
+        self.embed([t.strip() for t in texts if t and t.strip()])
+
     def sentiment(self, text: str) -> dict[str, float]:
         with self._lock:
             self._load()
@@ -520,6 +531,11 @@ class CombinedJudge:
         self.weights = [x / total for x in w]
         self.name = "combined(" + "+".join(f"{j.name}*{wt:.2f}" for j, wt in zip(self.judges, self.weights)) + ")"
 
+    def warm(self, texts: Sequence[str]) -> None:
+        for j in self.judges:
+            if hasattr(j, "warm"):
+                j.warm(texts)
+
     def score(self, scenario: Scenario, persona: Persona, reply: str,
               others: list[dict] | None = None) -> Scores:
         parts = [(j.score(scenario, persona, reply, others), wt) for j, wt in zip(self.judges, self.weights)]
@@ -531,8 +547,8 @@ def make_judge(spec: str | None = None) -> Judge:
     """A judge from a short spec:
 
     ``local`` (the bundled model), ``local:/path/model.gguf``, ``openai:BASE_URL#MODEL``
-    (e.g. ``openai:http://127.0.0.1:8080/v1#qwen2.5-7b``), ``heuristic``, ``combined`` (the
-    default: local + heuristic weighted as in ``DEFAULT_WEIGHTS``), or
+    (e.g. ``openai:http://127.0.0.1:8080/v1#qwen2.5-7b``), ``heuristic`` (the default),
+    ``combined`` (bundled local + heuristic weighted as in ``DEFAULT_WEIGHTS``), or
     ``combined:SPEC+SPEC[+...]`` for equal-weight combinations of other specs.
     """
     spec = (spec or DEFAULT_JUDGE).strip()
@@ -603,6 +619,8 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
     kinds: dict[str, list[float]] = {}
     dims: dict[str, list[float]] = {d: [] for d in DIMENSIONS}
     margins: list[float] = []
+    if hasattr(judge, "warm"):
+        judge.warm([t for p in pairs for t in (p.better, p.worse, *(o["text"] for o in p.others))])
     for pair in pairs:
         sc = scenarios[pair.scenario]
         if sc.group not in sets:

@@ -6,8 +6,9 @@ Metrics that only exist for a whole set of rounds are handled as stated:
 
 * speaking balance: normalised entropy of turns per member over all rounds of a domain; the
   interval bootstraps scenarios within each domain; ``all`` is the mean over domains;
-* persona identifiability: leave-one-out nearest-centroid accuracy over all replies of a domain
-  (its group's members as classes); ``all`` pools the domains; Wilson 95% interval over replies;
+* persona identifiability: leave-one-scenario-out nearest-centroid accuracy over all replies of a
+  domain (its group's members as classes); ``all`` pools the domains; Wilson 95% interval over
+  replies;
 * per-persona rows average that persona's replies (interval over replies).
 """
 
@@ -165,9 +166,10 @@ def _group_rows(c: str, scenarios: list[Scenario], records: dict[tuple[str, str]
                 for m in members:
                     rows.append(_row(c, "share", (counts[m] / total if total else 0.0, None, None, total), dom, m))
         # identifiability over this domain's replies
-        msgs = [m for r in recs for _, m in scored_messages(r)]
+        msgs = [(s.id, m) for s, r in zip(scs, recs) for _, m in scored_messages(r)]
         if len(members) > 1 and msgs:
-            ident = M.identifiability(embed([m["text"] for m in msgs]), [m["speaker"] for m in msgs])
+            ident = M.identifiability(embed([m["text"] for _, m in msgs]), [m["speaker"] for _, m in msgs],
+                                      groups=[sid for sid, _ in msgs])
             if ident["accuracy"] is not None:
                 hits = round(ident["accuracy"] * ident["n"])
                 all_hits += hits

@@ -108,6 +108,16 @@ def compare(argv: list[str]) -> int:
     return 0
 
 
+def busy() -> bool:
+    """True when other work already keeps every core busy. llama.cpp's threads spin-wait for each
+    other, so on an oversubscribed CPU two threads run many times slower than one (measured here:
+    a judge call took 85-115 s with 2 threads and 5-10 s with 1, at load average 7 on 2 cores)."""
+    try:
+        return os.getloadavg()[0] >= (os.cpu_count() or 1)
+    except (AttributeError, OSError):  # no load average on Windows
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -118,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
             if a.threads < 1:
                 raise MascotError("--threads must be at least 1.")
             os.environ["MASCOT_THREADS"] = str(a.threads)
+        elif "MASCOT_THREADS" not in os.environ and busy():
+            os.environ["MASCOT_THREADS"] = "1"
+            print("mascot-eval: the CPU is already busy (load average ≥ cores); using 1 llama.cpp "
+                  "thread (override with --threads).", file=sys.stderr)
         from .pipeline import EvalOptions, run
         command = "mascot-eval " + " ".join(shlex.quote(x) for x in argv)
         opts = EvalOptions(out=a.out, quick=a.quick, configs=a.configs,

@@ -44,7 +44,8 @@ class EvalConfig:
     policy: str = "director"
     max_speakers: int = 3
     single: str = ""                       # "" | "assistant" | "member": one agent answers alone
-    persona_models: dict[str, str] = field(default_factory=dict)  # persona name -> model name
+    # persona -> registered model; keys are "group:Name" (from a manifest naming its group) or "Name"
+    persona_models: dict[str, str] = field(default_factory=dict)
     director_model: str | None = None
 
     def group_for(self, pset: PersonaSet) -> PersonaSet:
@@ -54,7 +55,9 @@ class EvalConfig:
         elif self.single == "member":
             members = [replace(pset.members[0])]
         else:
-            members = [replace(p, model=self.persona_models.get(p.name, p.model)) for p in pset.members]
+            members = [replace(p, model=self.persona_models.get(f"{pset.name}:{p.name}",
+                                                                self.persona_models.get(p.name, p.model)))
+                       for p in pset.members]
         return PersonaSet(name=pset.name, title=pset.title, description=pset.description,
                           members=members, domain=pset.domain)
 
@@ -81,7 +84,7 @@ QUICK_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
 @dataclass
 class TrainedModels:
     """Models exported by ``mascot-train``, found through the registry and their manifests."""
-    persona: dict[str, str] = field(default_factory=dict)   # persona name -> registered model
+    persona: dict[str, str] = field(default_factory=dict)   # "group:Name" or "Name" -> registered model
     director: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -127,7 +130,8 @@ def discover_trained(models: list[Any]) -> TrainedModels:
         if kind == "director":
             found.director = info.name
         elif kind == "persona" and persona:
-            found.persona[persona] = info.name
+            group = manifest.get("group")
+            found.persona[f"{group}:{persona}" if isinstance(group, str) and group else persona] = info.name
     return found
 
 

@@ -54,6 +54,15 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def code_fingerprint(*modules: Any) -> str:
+    """A hash of the source files of ``modules``: cached work made by other code is not reused
+    (the engine changes how rounds are generated; the judge module how replies are scored)."""
+    h = hashlib.sha256()
+    for m in modules:
+        h.update(Path(m.__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def digest(obj: Any) -> str:
     """A stable key for any JSON-able object."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:32]

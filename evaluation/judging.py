@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from engine import judge as engine_judge
 from engine.errors import InputError
 from engine.judge import DEFAULT_WEIGHTS, DIMENSIONS, HeuristicJudge, LocalJudge, make_judge
 from engine.personas import Persona, PersonaSet
 from engine.scenarios import Scenario
 
 from .configs import EvalConfig
-from .db import ResultsDB, digest
+from .db import ResultsDB, code_fingerprint, digest
 
 
 @dataclass
@@ -55,6 +56,8 @@ def build_judges(specs: list[str], backend_for: Callable[[str | None], Any]) -> 
             if not path.is_file():
                 raise InputError(f"Judge model '{path}' does not exist; give the path of a .gguf file.")
             judge = LocalJudge(path, runtime=backend_for(str(path)))
+        elif spec == "heuristic":
+            judge = _heuristic()
         else:
             judge = make_judge(spec)
         for w in out:
@@ -71,6 +74,16 @@ def build_judges(specs: list[str], backend_for: Callable[[str | None], Any]) -> 
     for w in out:
         w.weight /= total
     return out
+
+
+_HEURISTIC: list[HeuristicJudge] = []
+
+
+def _heuristic() -> HeuristicJudge:
+    """One heuristic judge per process: its MiniLM model and embedding cache serve every run."""
+    if not _HEURISTIC:
+        _HEURISTIC.append(HeuristicJudge())
+    return _HEURISTIC[0]
 
 
 def heuristic_of(judges: list[WeightedJudge]) -> HeuristicJudge | None:
@@ -96,6 +109,7 @@ def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[st
     made = 0
     # Order the calls by (scenario, speaker) so consecutive prompts share a long prefix (rubric,
     # persona, conversation) and a local judge's KV cache is reused.
+    code = code_fingerprint(engine_judge)
     tasks = sorted(((sid, m["speaker"], cname, i) for (cname, sid), record in records.items()
                     for i, m in scored_messages(record)), key=lambda t: (t[0], t[1]))
     for sid, speaker, cname, i in tasks:
@@ -105,8 +119,8 @@ def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[st
         others = [{"speaker": o["speaker"], "text": o["text"]} for o in msgs[:i] if not o.get("safety")]
         per: dict[str, dict[str, float]] = {}
         for w in judges:
-            key = digest({"judge": w.name, "scenario": scenario.to_dict(), "persona": persona.to_dict(),
-                          "reply": msgs[i]["text"], "others": others})
+            key = digest({"judge": w.name, "code": code, "scenario": scenario.to_dict(),
+                          "persona": persona.to_dict(), "reply": msgs[i]["text"], "others": others})
             values = db.get_judgment(key)
             if values is None:
                 values = dict(w.judge.score(scenario, persona, msgs[i]["text"], others or None).values)

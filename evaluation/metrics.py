@@ -67,43 +67,46 @@ def redundancy(vectors: np.ndarray) -> float | None:
     return float(np.clip(sims[iu].mean(), -1.0, 1.0))
 
 
-def identifiability(vectors: np.ndarray, labels: Sequence[str]) -> dict:
-    """Persona identifiability: leave-one-out nearest-centroid accuracy of telling who spoke.
+def identifiability(vectors: np.ndarray, labels: Sequence[str],
+                    groups: Sequence[str] | None = None) -> dict:
+    """Persona identifiability: how often a reply's embedding is nearest (cosine) to the centroid
+    of its own speaker's *other* replies, among all speakers' centroids.
 
-    For each reply, centroids of every speaker are computed from the *other* replies and the
-    reply is assigned to the most similar centroid (cosine). Only speakers with at least two
-    replies take part (a speaker with one reply has no centroid without it). Returns
-    ``{"accuracy", "chance", "n", "per_label": {label: recall}}``; ``accuracy`` is ``None`` when
-    fewer than two speakers qualify. ``chance`` is 1/number-of-speakers: a persona-collapsed group
-    scores near it."""
+    ``groups`` (e.g. scenario ids) makes it leave-one-group-out: the centroids for a reply are
+    built only from replies of *other* scenarios. Without it, replies of the same round share a
+    topic and pull the held-out reply towards whoever else spoke in that round, which measures
+    topic, not persona. A reply whose speaker has no reply outside its group is not scored.
+    Returns ``{"accuracy", "chance", "n", "per_label": {label: recall}}``; ``accuracy`` is
+    ``None`` when fewer than two speakers can be scored. ``chance`` is 1/number-of-speakers: a
+    persona-collapsed group scores near it."""
     v = np.asarray(vectors, dtype=float)
     labels = list(labels)
-    counts = Counter(labels)
-    keep = [i for i, lab in enumerate(labels) if counts[lab] >= 2]
-    classes = sorted({labels[i] for i in keep})
-    if len(classes) < 2:
-        return {"accuracy": None, "chance": None, "n": len(keep), "per_label": {}}
-    v = v[keep]
-    labs = [labels[i] for i in keep]
+    groups = list(groups) if groups is not None else [str(i) for i in range(len(labels))]
+    if len(v) == 0:
+        return {"accuracy": None, "chance": None, "n": 0, "per_label": {}}
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     v = v / np.where(norms == 0, 1.0, norms)
-    sums = {c: v[[j for j, lab in enumerate(labs) if lab == c]].sum(axis=0) for c in classes}
-    sizes = Counter(labs)
+    classes = sorted(set(labels))
     hits: Counter[str] = Counter()
-    for i, lab in enumerate(labs):
-        best, best_sim = None, -math.inf
+    seen: Counter[str] = Counter()
+    for i, lab in enumerate(labels):
+        pool = [j for j in range(len(labels)) if groups[j] != groups[i]]
+        cents = {}
         for c in classes:
-            total, size = sums[c], sizes[c]
-            if c == lab:
-                total, size = total - v[i], size - 1
-            centroid = total / size
-            norm = np.linalg.norm(centroid)
-            sim = float(v[i] @ centroid / norm) if norm else -1.0
-            if sim > best_sim:
-                best, best_sim = c, sim
-        hits[lab] += int(best == lab)
-    return {"accuracy": sum(hits.values()) / len(labs), "chance": 1.0 / len(classes), "n": len(labs),
-            "per_label": {c: hits[c] / sizes[c] for c in classes}}
+            members = [j for j in pool if labels[j] == c]
+            if members:
+                cents[c] = v[members].mean(axis=0)
+        if lab not in cents or len(cents) < 2:
+            continue
+        sims = {c: float(v[i] @ x / (np.linalg.norm(x) or 1.0)) for c, x in cents.items()}
+        seen[lab] += 1  # a tie is a miss: identical replies do not tell anyone apart
+        hits[lab] += int(all(sims[lab] > sims[c] + 1e-9 for c in sims if c != lab))
+    scored = [c for c in classes if seen[c]]
+    n = sum(seen.values())
+    if len(scored) < 2:
+        return {"accuracy": None, "chance": None, "n": n, "per_label": {}}
+    return {"accuracy": sum(hits.values()) / n, "chance": 1.0 / len(scored), "n": n,
+            "per_label": {c: hits[c] / seen[c] for c in scored}}
 
 
 def normalised_entropy(counts: Sequence[float]) -> float | None:
@@ -129,26 +132,28 @@ def role_confused(text: str, speaker: str, others: Sequence[str], user_name: str
     """True when a reply speaks as someone else: the engine flagged it (it cut lines written as
     another participant), or what is left still carries another participant's label
     (``Theo: ...``, ``**User:**``), or it narrates another member's actions in a stage direction
-    (``(Theo smiles)``)."""
+    (``(Theo smiles)``, ``(Milo's eyes light up)``)."""
     if flagged:
         return True
     names = [n for n in list(others) + [user_name, "User"] if n and n.lower() != speaker.lower()]
     if not names:
         return False
     alt = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
-    if re.search(rf"(?:^|\n|(?<=[.!?…])\s+)\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE):
+    if re.search(rf"(?:^|\n|(?<=[.!?…])\s+|\()\s*\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE):
         return True
-    return bool(re.search(rf"[(*](?:{alt})\s+[a-z]+s\b[^)*\n]{{0,60}}[)*]", text))
+    # a stage direction about someone else: "(Theo smiles)", "*Greta nods*", "(Milo's eyes light up"
+    return bool(re.search(rf"[(*]\s*(?:{alt})(?:'s\s+[a-z]+|\s+[a-z]+s\b)", text))
 
 
 # Fragments of the engine's own prompt framing (speaker tail, Director's note, judge rubric): a
 # reply that repeats them is echoing its instructions instead of talking to the user.
-PROMPT_FRAGMENTS = ("briefly and in character", "reply now as", "director's note", "'s turn.",
+PROMPT_FRAGMENTS = ("in character", "reply now as", "director's note", "'s turn.",
                     "in a small group chat with", "your goals:", "how you talk:")
 
 
 def prompt_echo(text: str) -> bool:
-    """True when a reply repeats the prompt's framing ("Mia, briefly and in character.")."""
+    """True when a reply repeats the prompt's framing ("Mia, briefly and in character.") or talks
+    about being in character, which breaks the fourth wall the same way."""
     low = text.lower()
     return any(f in low for f in PROMPT_FRAGMENTS)
 

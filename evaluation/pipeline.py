@@ -6,9 +6,11 @@ interrupted run picks up where it stopped and a repeated run only re-analyses.
 
 from __future__ import annotations
 
+import os
 import platform
 import secrets
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -137,10 +139,12 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         vers = versions()
         db.start_run(run_id, o.command, settings, vers)
 
+        clock = time.perf_counter()
         bar = _bar(len(configs) * len(scenarios), "generate", o.progress)
         records, generated = generate_all(db, run_id, configs, scenarios, sets, gen, backend_for,
                                           model_ids, bar)
         bar.close()
+        t_gen, clock = time.perf_counter() - clock, time.perf_counter()
 
         judges = build_judges(o.judges, backend_for)
         bar = _bar(count_calls(records, judges), "judge", o.progress)
@@ -148,6 +152,7 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         scn = {s.id: s for s in scenarios}
         scores, judged = score_all(db, judges, records, by_name, scn, sets, bar)
         bar.close()
+        t_judge, clock = time.perf_counter() - clock, time.perf_counter()
 
         llm_judges = [w.judge for w in judges if comparisons.comparable(w.judge)]
         pairs, triples = comparisons.plan([c.name for c in configs], o.compare)
@@ -159,6 +164,12 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         bar = _bar(comparisons.count_calls(llm_judges, scenarios, groups), "compare", o.progress)
         comp_rows, compared = comparisons.run_comparisons(db, llm_judges, records, scenarios, groups, bar)
         bar.close()
+        t_comp = time.perf_counter() - clock
+        made_in = sum(r.get("seconds") or 0.0 for r in records.values())
+        work = [f"{len(records)} rounds ({generated} generated, {len(records) - generated} from the cache) "
+                f"in {t_gen:.0f} s (their rounds took {made_in:.0f} s when generated)",
+                f"{len(scores) * len(judges)} judge scores ({judged} new) in {t_judge:.0f} s",
+                f"{len(comp_rows)} comparisons ({compared} new) in {t_comp:.0f} s"]
 
         heur = heuristic_of(judges)
         if heur is not None:
@@ -168,6 +179,9 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
             embed = Embedder()
         rows, _ = analysis.analyse([c.name for c in configs], scenarios, records, scores, judges, embed,
                                    comparisons.summarise(comp_rows), seed=o.seed)
+        rows += [{"config": "-", "metric": f"run.{k}", "value": v} for k, v in (
+            ("generate_seconds", t_gen), ("judge_seconds", t_judge), ("compare_seconds", t_comp),
+            ("rounds_generated", generated), ("judge_calls", judged), ("comparison_calls", compared))]
         db.put_results(run_id, rows)
 
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -180,7 +194,8 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
                 "judges": ", ".join(f"{w.name} × {w.weight:.2f}" for w in judges),
                 "judge_names": [w.name for w in judges], "command": o.command or "(library call)",
                 "versions": vers, "db": str(o.db), "generated": generated, "judged": judged,
-                "compared": compared, "notes": notes, "trained": asdict(trained)}
+                "compared": compared, "notes": notes, "trained": asdict(trained), "work": work,
+                "threads": os.environ.get("MASCOT_THREADS", "engine default")}
         examples = []
         for dom in o.domains:
             s = next((x for x in scenarios if x.domain == dom), None)

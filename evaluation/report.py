@@ -186,11 +186,19 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
     d.p("Every number is a mean over scenarios with a 95% confidence interval in brackets "
         "(percentile bootstrap, 2,000 resamples, fixed seed), unless the table says otherwise. "
         "Judge scores are 1–5 (0–100 = (score − 1) / 4 × 100). ↓ marks metrics where lower is better.")
+    if meta.get("work"):
+        d.p("Work in this run: " + "; ".join(meta["work"]) + f" (llama.cpp threads: {meta.get('threads')}).")
     if skipped:
         d.h(2, "Skipped configurations")
         d.ul([f"**{c}**: {why}" for c, why in skipped.items()])
     if notes:
         d.ul(notes)
+    trained = meta.get("trained") or {}
+    if trained.get("persona") or trained.get("director"):
+        d.p("Trained models used: " + "; ".join(
+            [f"persona {k} → `{v}`" for k, v in sorted(trained.get("persona", {}).items())]
+            + ([f"Director → `{trained['director']}`"] if trained.get("director") else []))
+            + ". Companions without a trained model keep the chat model.")
 
     d.h(2, "Headline")
     h, b = headline_table(rows, configs, labels)
@@ -223,9 +231,10 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
         "Distinct-n: unique n-grams / all n-grams over the replies of one round.",
         "Redundancy: mean pairwise cosine similarity (all-MiniLM-L6-v2) of the replies in one round; "
         "1.0 = the companions said the same thing.",
-        "Identifiability: leave-one-out nearest-centroid accuracy of telling which companion wrote a reply "
-        "from its embedding, within each group (Wilson 95% interval over replies); chance is 0.25 for "
-        "four members (0.33 for three). Near chance = persona collapse.",
+        "Identifiability: how often a reply's embedding is nearest to its own speaker's centroid, the "
+        "centroids built from the other scenarios' replies (leave-one-scenario-out, so a shared topic "
+        "in one round does not count), within each group; Wilson 95% interval over replies. Chance is "
+        "0.25 for four members; near or below chance = persona collapse.",
         "Speaking balance: normalised entropy of turns per member over a domain's rounds (1 = even); "
         "interval bootstraps scenarios.",
         "Role confusion: share of replies in which a companion wrote as another member or as the user "
@@ -287,8 +296,21 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
     if history:
         d.h(2, "Compared with earlier runs in this database")
         cols = sorted({c for h in history for c in h["values"]})
-        d.table(["Run", "Started", "Mode"] + [f"{c}: judge · redundancy" for c in cols],
-                [[h["run_id"], h["started"], h["mode"]] + [h["values"].get(c, "–") for c in cols] for h in history])
+        d.table(["Run", "Started", "Mode", "Work (s)"] + [f"{c}: judge · redundancy" for c in cols],
+                [[h["run_id"], h["started"], h["mode"], h.get("seconds", "–")]
+                 + [h["values"].get(c, "–") for c in cols] for h in history])
+
+    d.h(2, "How far to trust the judges")
+    jrows = []
+    for j in judge_names:
+        r = rows.get("-", f"judge[{j}].spread")
+        jrows.append([j, f"{r['value']:.2f}" if r and r["value"] is not None else "–",
+                      str(r["n"]) if r else "–"])
+    d.table(["Judge", "Spread (std of per-reply means)", "Replies"], jrows)
+    d.p("A judge whose scores barely move between replies cannot rank configurations. The "
+        "comparisons' first-slot rate (above) shows the LLM judge's position bias; the shares are "
+        "corrected for it by asking every order, but a judge that picks by position adds no signal. "
+        "docs/judge.md measures each judge's agreement with hand-written preference pairs.")
 
     d.h(2, "Reproduce")
     d.code(meta["command"])
@@ -318,7 +340,10 @@ def history_rows(db: Any, current: str) -> list[dict]:
                 values[c] = (f"{j['value']:.2f}" if j and j["value"] is not None else "–") + " · " + \
                     (f"{r['value']:.2f}" if r and r["value"] is not None else "–")
         if values:
+            secs = [rows.get("-", f"run.{k}_seconds") for k in ("generate", "judge", "compare")]
+            wall = f"{sum(r['value'] for r in secs if r):.0f}" if any(secs) else "–"
             out.append({"run_id": run["id"] + (" (this run)" if run["id"] == current else ""),
-                        "started": run["started"], "mode": settings.get("mode", ""), "values": values})
+                        "started": run["started"], "mode": settings.get("mode", ""), "values": values,
+                        "seconds": wall})
     return out
 

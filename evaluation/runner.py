@@ -19,7 +19,7 @@ from engine.personas import PersonaSet
 from engine.scenarios import USER, Scenario
 
 from .configs import EvalConfig
-from .db import ResultsDB, digest
+from .db import ResultsDB, code_fingerprint, digest
 
 
 @dataclass
@@ -35,7 +35,13 @@ def round_key(config: EvalConfig, scenario: Scenario, pset: PersonaSet, gen: Gen
     spec = {k: v for k, v in config.spec().items() if k != "label"}  # a relabel keeps the cache
     return digest({"config": spec, "scenario": scenario.to_dict(),
                    "group": config.group_for(pset).to_dict(), "gen": gen.__dict__,
-                   "models": model_ids, "v": 1})
+                   "models": model_ids, "code": engine_fingerprint(), "v": 1})
+
+
+def engine_fingerprint() -> str:
+    """The engine code that shapes a round (prompts, policies, cleanup, sampling, safety)."""
+    from engine import chat, director, personas, runtime, safety
+    return code_fingerprint(chat, director, personas, runtime, safety)
 
 
 def model_identity(path: str | Path) -> str:
@@ -100,7 +106,9 @@ def generate_all(db: ResultsDB, run_id: str, configs: list[EvalConfig], scenario
     for scenario in scenarios:
         pset = sets[scenario.group]
         for config in configs:
-            key = round_key(config, scenario, pset, gen, model_ids)
+            used = set(config.persona_models.values()) | {config.director_model}
+            ids = {k: v for k, v in model_ids.items() if k == "bundled" or k in used}  # a new model
+            key = round_key(config, scenario, pset, gen, ids)                          # keeps baselines
             record = db.get_round(key)
             if record is None:
                 if progress is not None:

@@ -13,7 +13,7 @@ from engine.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def mascot(*args, env_home, input_text=None, timeout=300):
+def mascot(*args, env_home, input_text=None, timeout=900):
     env = {**os.environ, "MASCOT_HOME": str(env_home)}
     return subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=timeout, input=input_text)

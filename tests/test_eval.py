@@ -42,8 +42,22 @@ def test_identifiability_separates_distinct_personas_and_drops_to_chance_when_th
     assert distinct["per_label"] == {n: 1.0 for n in names}
     collapsed = M.identifiability(rng.normal(0, 1, (20, 16)) + 10, labels)  # everyone sounds alike
     assert collapsed["accuracy"] < 0.5
+    assert M.identifiability(np.ones((20, 16)), labels)["accuracy"] == 0.0  # identical replies
     # a speaker with a single reply cannot be held out, so it takes no part
     assert M.identifiability(vecs[:6], labels[:6])["accuracy"] is None
+
+
+def test_identifiability_is_not_fooled_by_the_topic_a_round_shares():
+    # two scenarios; in each, everyone talks about that scenario's topic (a big component) in
+    # their own voice (a small one). Held out by scenario, each voice is still recognised.
+    topic = {"s1": np.eye(8)[0] * 3, "s2": np.eye(8)[1] * 3}
+    voice = {n: np.eye(8)[2 + k] for k, n in enumerate(["Mia", "Theo", "Juno"])}
+    vecs, labels, groups = [], [], []
+    for sid in topic:
+        for n in voice:
+            vecs.append(topic[sid] + voice[n]); labels.append(n); groups.append(sid)
+    assert M.identifiability(np.array(vecs), labels, groups)["accuracy"] == 1.0
+    assert M.identifiability(np.array(vecs), labels)["accuracy"] == 0.0  # the topic leak
 
 
 def test_speaking_balance_is_one_when_even_and_zero_when_one_companion_talks():
@@ -59,6 +73,9 @@ def test_role_confusion_is_counted_when_a_companion_speaks_for_someone_else():
     assert M.role_confused("I hear you. Theo: and here is a plan.", "Mia", others)
     assert M.role_confused("That hurts.\nUser: yes it does", "Mia", others)
     assert M.role_confused("(Theo smiles) We can do this.", "Mia", others)
+    assert M.role_confused("(Juno's eyes light up.) Oh, nice!", "Mia", others)
+    assert M.role_confused("(Theo: (a little bit of Mia) I'm here", "Mia", others)
+    assert not M.role_confused("(Mia smiles) I'm glad you told us.", "Mia", others)  # herself
     assert M.role_confused("anything", "Mia", others, flagged=True)  # the engine cut such a line
     assert not M.role_confused("I agree with what Theo said, one step at a time.", "Mia", others)
     assert not M.role_confused("Mia here, and I'm listening.", "Mia", others)
@@ -67,6 +84,7 @@ def test_role_confusion_is_counted_when_a_companion_speaks_for_someone_else():
 def test_a_reply_that_repeats_its_instructions_is_a_prompt_echo():
     assert M.prompt_echo("Mia, briefly and in character.")
     assert M.prompt_echo("(Director's note for Theo: ask a question)")
+    assert M.prompt_echo("(I nod, and I'm back in character.) You're right.")
     assert not M.prompt_echo("I'm glad you told us. How are you holding up?")
 
 
@@ -109,7 +127,7 @@ def test_trained_models_are_found_from_their_manifests(tmp_path):
         def __init__(self, name, path, added):
             self.name, self.path, self.added, self.bundled = name, str(path), added, False
 
-    for folder, manifest in (("mia", {"persona": "Mia", "base_model": "smollm2"}),
+    for folder, manifest in (("mia", {"persona": "Mia", "group": "support", "base_model": "smollm2"}),
                              ("dir", {"kind": "director", "base_model": "smollm2"})):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "model.gguf").write_bytes(b"GGUF")
@@ -118,15 +136,16 @@ def test_trained_models_are_found_from_their_manifests(tmp_path):
     found = discover_trained([Info("mia-rl", tmp_path / "mia" / "model.gguf", "1"),
                               Info("director-grpo", tmp_path / "dir" / "model.gguf", "2"),
                               Info("someone-elses", tmp_path / "plain.gguf", "3")])
-    assert found.persona == {"Mia": "mia-rl"} and found.director == "director-grpo"
+    assert found.persona == {"support:Mia": "mia-rl"} and found.director == "director-grpo"
     configs, skipped = resolve(["mascot-p", "mascot-c", "mascot"], found)
     assert not skipped
     by = {c.name: c for c in configs}
     assert by["mascot-p"].director_model == "director-grpo" and not by["mascot-p"].persona_models
-    assert by["mascot-c"].persona_models == {"Mia": "mia-rl"} and by["mascot-c"].director_model is None
+    assert by["mascot-c"].persona_models == {"support:Mia": "mia-rl"} and by["mascot-c"].director_model is None
     from engine.personas import load_set
     group = by["mascot"].group_for(load_set("support"))
     assert group.member("Mia").model == "mia-rl" and group.member("Theo").model is None
+    assert all(p.model is None for p in by["mascot"].group_for(load_set("workplace")).members)
     assert manifest_role({"persona": {"name": "Juno"}}) == ("persona", "Juno")
 
 
@@ -218,9 +237,8 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 def _options(out, **kw):
     from evaluation.pipeline import EvalOptions
-    base = dict(out=out, configs=["single", "round-robin"], domains=["support"], limit=1,
-                judges=["heuristic"], compare="none", max_tokens=12, seed=3, progress=False,
-                command="pytest")
+    base = dict(out=out, configs=["single"], domains=["support"], limit=1, judges=["heuristic"],
+                compare="none", max_tokens=8, seed=3, progress=False, command="pytest")
     return EvalOptions(**{**base, **kw})
 
 
@@ -229,28 +247,28 @@ def test_tiny_real_run_writes_report_and_rows_and_resumes_without_generating(tmp
     from evaluation.pipeline import run
     out = tmp_path / "eval"
     first = run(_options(out), backend_for=real_backend_for, store=store)
-    replies = Rows(first.rows).get("round-robin", "replies_per_round")["value"]
-    assert first.generated == 2 and first.judged == 1 + replies  # one judge, every reply once
+    assert (first.generated, first.judged) == (1, 1)
+    assert set(first.skipped) == {"mascot-p", "mascot-c", "mascot"} or not first.skipped
     for name in ("report.md", "report.html", "results.json", "results.db",
-                 "figures/judge_dimensions.png", "figures/automatic_metrics.png", "figures/by_domain.png",
-                 "figures/by_persona.png"):
+                 "figures/judge_dimensions.png", "figures/automatic_metrics.png", "figures/by_domain.png"):
         assert (out / name).stat().st_size > 0, name
     md = (out / "report.md").read_text()
-    assert "Single agent" in md and "Round-robin" in md and "## Headline" in md
+    assert "## Headline" in md and "| Single agent |" in md and "pytest" in md  # the exact command
     db = sqlite3.connect(out / "results.db")
-    rows = db.execute("SELECT config, metric, value FROM results WHERE run_id = ?", [first.run_id]).fetchall()
-    got = {(c, m): v for c, m, v in rows if v is not None}
-    assert 1.0 <= got[("round-robin", "judge.mean")] <= 5.0
-    assert 0.0 <= got[("round-robin", "redundancy")] <= 1.0
-    assert ("round-robin", "distinct_2") in got and ("single", "seconds_per_round") in got
-    assert ("single", "redundancy") not in got  # one reply: nothing to compare
+    rows = db.execute("SELECT config, metric, value, created FROM results WHERE run_id = ?",
+                      [first.run_id]).fetchall()
+    got = {(c, m): v for c, m, v, _ in rows if v is not None}
+    assert 1.0 <= got[("single", "judge.mean")] <= 5.0
+    assert 0.0 <= got[("single", "judge.mean_100")] <= 100.0
+    assert ("single", "distinct_2") in got and got[("single", "seconds_per_round")] > 0
+    assert ("single", "redundancy") not in got  # one reply: nothing to be redundant with
+    assert all(created for *_, created in rows)
     second = run(_options(out), backend_for=real_backend_for, store=store)
-    assert (second.generated, second.judged) == (0, 0)
+    assert (second.generated, second.judged) == (0, 0)  # resumed: nothing generated or judged again
     assert second.run_id != first.run_id
-    runs = db.execute("SELECT id, status FROM runs ORDER BY started").fetchall()
-    assert [s for _, s in runs] == ["done", "done"]
-    assert second.run_id in (out / "report.md").read_text()  # history section lists both runs
-    assert first.run_id in (out / "report.md").read_text()
+    assert [s for (s,) in db.execute("SELECT status FROM runs ORDER BY started")] == ["done", "done"]
+    md = (out / "report.md").read_text()
+    assert first.run_id in md and second.run_id in md  # the history section lists both runs
 
 
 @pytest.mark.model
@@ -262,10 +280,14 @@ def test_director_run_with_local_judge_and_debiased_comparisons(tmp_path, real_b
                        compare="quick", max_tokens=10),
               backend_for=real_backend_for, store=store)
     rows = Rows(res.rows)
+    assert res.generated == 3
     assert rows.get("director", "director_validity")["value"] >= 0.5
+    assert 0.0 <= rows.get("round-robin", "redundancy")["value"] <= 1.0
+    assert rows.get("round-robin", "balance") is not None
     share = [rows.get(c, "compare:single/round-robin/director:share")["value"]
              for c in ("single", "round-robin", "director")]
     assert sum(share) == pytest.approx(1.0)  # every order asked once, one pick each
     assert rows.get("-", "compare:single/round-robin/director:first_slot_rate") is not None
     assert rows.get("round-robin", "judge[local].mean") and rows.get("round-robin", "judge[heuristic].mean")
     assert "position bias" in (out / "report.md").read_text()
+    assert (out / "figures" / "by_persona.png").is_file() and (out / "figures" / "comparisons.png").is_file()

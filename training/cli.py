@@ -12,6 +12,7 @@
     mascot-train export    --out runs/mia      # merge, GGUF f16/Q8_0/Q4_K_M, LoRA GGUF, register
     mascot-train evaluate  --out runs/mia      # held-out reward before vs after
     mascot-train judge-agreement --judge heuristic --judge local   # judges vs hand-written pairs
+    mascot-train director --tiny --out runs/dir   # the Director, GRPO on group rewards (issue 5)
 
 Every stage writes ``OUT/<stage>/`` with its resolved ``config.json`` and a ``DONE`` marker; a
 finished stage is skipped, so an interrupted run resumes with the same command (delete a stage's
@@ -40,8 +41,7 @@ STAGE_INFO = {
     "export": ("training.export", "merge, convert to GGUF, quantize, LoRA GGUF, manifest, register"),
     "evaluate": ("training.evaluate", "held-out reward before vs after"),
 }
-SECTION = {"base": "base", "sample": "sample", "prefs": "prefs", "reward": "reward", "policy": "policy",
-           "export": "export", "evaluate": "evaluate"}
+SECTION = {stage: stage for stage in STAGE_INFO}   # sub-command -> PipelineConfig section
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -54,7 +54,6 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    from .config import PipelineConfig
     import typing
     hints = typing.get_type_hints(PipelineConfig)
     parser = argparse.ArgumentParser(prog="mascot-train", description=__doc__.split("\n")[0],
@@ -70,6 +69,11 @@ def make_parser() -> argparse.ArgumentParser:
     _common(pp)
     for stage in STAGES:
         add_options(pp, hints[stage], prefix=stage + ".")
+    from .director_grpo import DirectorConfig
+    dp = sub.add_parser("director", help="train the Director with GRPO on group rewards, export, register",
+                        description="Train the Director with GRPO on group-level rewards (docs/director.md).")
+    _common(dp)
+    add_options(dp, DirectorConfig)
     ja = sub.add_parser("judge-agreement", help="measure judges on the hand-written preference pairs")
     ja.add_argument("--judge", action="append", default=None,
                     help="Judge spec (repeatable): heuristic, local, local:PATH.gguf, openai:URL#MODEL, combined.")
@@ -115,16 +119,30 @@ def run_pipeline(cfg: PipelineConfig) -> dict[str, Any]:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     save_config(out, cfg)
+    import time
+
+    from .common import read_json, write_json
+    timings_path = out / "timings.json"
+    timings = read_json(timings_path) if timings_path.is_file() else {}
     for stage in STAGES:
         print(f"== {stage}", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
         run_stage(stage, cfg)
-    return summary(out)
+        seconds = round(time.perf_counter() - t0, 1)
+        if seconds > 1 or stage not in timings:  # a skipped (finished) stage keeps its first time
+            timings[stage] = seconds
+        write_json(timings_path, timings)
+    result = summary(out)
+    write_json(out / "summary.json", result)
+    return result
 
 
 def summary(out: Path) -> dict[str, Any]:
     """The headline numbers of a finished run."""
     from .common import read_json
     s: dict[str, Any] = {"out": str(out)}
+    if (out / "timings.json").is_file():
+        s["seconds"] = read_json(out / "timings.json")
     rm = out / "reward" / "metrics.json"
     if rm.is_file():
         m = read_json(rm)
@@ -165,6 +183,13 @@ def main(argv: list[str] | None = None) -> int:
         quiet_libraries()
         if args.command == "judge-agreement":
             judge_agreement(args.judge or ["heuristic"], args.json)
+            return 0
+        if args.command == "director":
+            from .director_grpo import resolve_config
+            from .director_grpo import run as run_director
+            dcfg = resolve_config(args)
+            set_threads(dcfg.threads)
+            print(json.dumps(run_director(dcfg), indent=2))
             return 0
         stage = None if args.command == "pipeline" else args.command
         cfg = resolve(args, stage)

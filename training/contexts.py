@@ -30,12 +30,27 @@ class Context:
     stop: list[str]
     others: list[str]            # names whose lines count as role confusion
 
+    @property
+    def rm_prompt(self) -> str:
+        """What the reward model reads before a reply: a compact view of the persona and the last
+        turns (about 150 tokens instead of the ~500 of the full chat prompt, which on CPU made
+        reward-model training the slowest stage). The policy still sees the full app prompt."""
+        return reward_prompt(self.scenario, self.persona)
+
     def clean(self, text: str) -> tuple[str, bool]:
         """The app's own cleanup of a reply (cut at stop strings, lines written as others)."""
         for s in self.stop:
             if s and s in text:
                 text = text[: text.index(s)]
         return clean_reply(text, self.persona.name, self.others, USER)
+
+
+def reward_prompt(scenario: Scenario, persona: Persona, last_turns: int = 2) -> str:
+    lines = [f"Companion: {persona.name}, {persona.role}. Traits: {', '.join(persona.traits)}.",
+             f"Style: {persona.speaking_style}", "Conversation:"]
+    lines += [f"{h['speaker']}: {h['text']}" for h in scenario.history[-last_turns:]]
+    lines += [f"{USER}: {scenario.user_message}", f"{persona.name}:"]
+    return "\n".join(lines) + " "
 
 
 def domain_for(group: str, domain: str = "") -> str:

@@ -70,7 +70,7 @@ def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
                 runtime.llm.close()
             nonempty = [(c, i, r, x) for c, i, r, x in replies if r.strip()]
             rewards = dict(zip([(c.id, i) for c, i, _, _ in nonempty],
-                               scorer([c.prompt for c, *_ in nonempty], [r for _, _, r, _ in nonempty])))
+                               scorer([c.rm_prompt for c, *_ in nonempty], [r for _, _, r, _ in nonempty])))
             stats: dict[str, Any] = {"replies": len(replies), "empty": len(replies) - len(nonempty),
                                      "role_confusion": sum(1 for *_, x in replies if x)}
             rm = [rewards.get((c.id, i), -5.0) for c, i, _, _ in replies]

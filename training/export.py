@@ -25,12 +25,14 @@ The Q8_0 file (or f16 when not quantized) is registered in the app's model regis
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .common import (TrainError, is_done, mark_done, need, progress, read_json, sha256_file,
                      sha256_files, write_json)
@@ -61,6 +63,20 @@ def convert_to_gguf(hf: Path, dest: Path, outtype: str = "f16") -> Path:
     return dest
 
 
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Send C-level stderr (file descriptor 2) to ``path`` for the duration."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(path, "wb") as f:
+            os.dup2(f.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def quantize(src: Path, dest: Path, qtype: str) -> Path:
     import llama_cpp
     qtype = qtype.upper()
@@ -69,7 +85,8 @@ def quantize(src: Path, dest: Path, qtype: str) -> Path:
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = QUANT_TYPES[qtype]
     params.nthread = 0
-    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(dest).encode(), params)
+    with _stderr_to(dest.with_suffix(".log")):  # llama.cpp prints a line per tensor
+        rc = llama_cpp.llama_model_quantize(str(src).encode(), str(dest).encode(), params)
     if rc != 0 or not dest.is_file():
         raise TrainError(f"Quantizing {src.name} to {qtype} failed (llama.cpp returned {rc}).")
     return dest

@@ -8,7 +8,8 @@ A stable fraction of the *training* contexts (``eval_fraction``) is set aside: i
 the reward model's pairwise accuracy. The scenario ``heldout`` split is never read here.
 
 Output ``OUT/prefs/train.jsonl`` and ``OUT/prefs/eval.jsonl`` with
-``{prompt, chosen, rejected, margin, context, persona}``; the prompt is the rendered chat prompt.
+``{prompt, chosen, rejected, margin, context, persona}``; ``prompt`` is the reward model's compact
+view of the context (``Context.rm_prompt``: persona, last turns, user message), not the chat prompt.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def run(cfg: PrefsConfig, out: Path, seed: int = 0) -> Path:
             continue
         held = split_fraction(f"{seed}:{ctx.scenario.id}", cfg.eval_fraction)
         for p in make_pairs(rows, cfg.min_margin, cfg.max_pairs_per_context):
-            rec = {"prompt": ctx.prompt, **p, "context": cid, "persona": ctx.persona.name}
+            rec = {"prompt": ctx.rm_prompt, **p, "context": cid, "persona": ctx.persona.name}
             (evals if held else train).append(rec)
     if not train:
         from .common import TrainError

@@ -42,15 +42,16 @@ def _cleaned(completions: list[str], kw: dict[str, Any]) -> list[tuple[str, bool
 
 @register("reward_model")
 def make_reward_model(res: dict[str, Any]) -> RewardFn:
-    """The trained Bradley-Terry reward model on (prompt, cleaned reply); an empty reply scores
-    ``empty_reward`` (the reward model never saw one)."""
+    """The trained Bradley-Terry reward model on (its compact context view ``rm_prompt``, the
+    cleaned reply); an empty reply scores ``empty_reward`` (the reward model never saw one)."""
     scorer = res["scorer"]
     empty = float(res.get("empty_reward", -5.0))
 
     def reward_model(prompts: list[str], completions: list[str], **kw: Any) -> list[float]:
         cleaned = _cleaned(completions, kw)
+        rm_prompts = kw.get("rm_prompt") or prompts
         idx = [i for i, (t, _) in enumerate(cleaned) if t.strip()]
-        scores = scorer([prompts[i] for i in idx], [cleaned[i][0] for i in idx]) if idx else []
+        scores = scorer([rm_prompts[i] for i in idx], [cleaned[i][0] for i in idx]) if idx else []
         out = [empty] * len(completions)
         for i, s in zip(idx, scores):
             out[i] = float(s)

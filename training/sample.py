@@ -73,13 +73,17 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
     runtime = LlamaRuntime(gguf, n_ctx=cfg.n_ctx)
     try:
         for ctx in progress(todo, desc="sample+judge", unit="ctx"):
-            rows = []
+            replies = []
             for i in range(cfg.k):
                 req = GenRequest(slot="sample", messages=ctx.messages, max_tokens=cfg.max_tokens,
                                  temperature=cfg.temperature, top_p=cfg.top_p, top_k=0,
                                  repeat_penalty=1.1, stop=ctx.stop, seed=seed * 100003 + i * 7919 + hash_id(ctx.id))
                 raw = runtime.generate(req).text()
-                reply, confused = ctx.clean(raw)
+                replies.append((raw, *ctx.clean(raw)))
+            if hasattr(judge, "warm"):
+                judge.warm([r for _, r, _ in replies])
+            rows = []
+            for i, (raw, reply, confused) in enumerate(replies):
                 scores = judge.score(ctx.scenario, ctx.persona, reply)
                 rows.append({"context": ctx.id, "scenario": ctx.scenario.id, "persona": ctx.persona.name,
                              "i": i, "reply": reply, "raw": raw, "role_confusion": confused,

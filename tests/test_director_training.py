@@ -1,0 +1,173 @@
+"""Director training (issue 5): group rewards, config, and ``mascot-train director --tiny`` end to end.
+
+The end-to-end test runs the CLI in a subprocess on a tiny random Llama, then checks the export
+(manifest with ``"role": "director"``, sha256, fidelity, registry) and lets the exported Director
+drive a real round in the engine with the bundled persona model.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.personas import load_set
+from engine.scenarios import load_scenarios
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakeJudge:
+    """Embeddings from word overlap; fixed scores (keeps unit tests free of model downloads)."""
+    name = "fake"
+
+    def embed(self, texts):
+        import numpy as np
+        vocab = sorted({w for t in texts for w in t.lower().split()}) or ["x"]
+        rows = []
+        for t in texts:
+            v = np.array([float(w in t.lower().split()) for w in vocab]) + 1e-9
+            rows.append(v / np.linalg.norm(v))
+        return np.stack(rows)
+
+    def score(self, scenario, persona, reply, others=None):
+        from engine.judge import Scores
+        return Scores({"social_contribution": 5.0, "persona_consistency": 3.0}, self.name)
+
+
+def _state(round_replies=()):
+    from training.director_rewards import GroupState
+    sc = load_scenarios("support", "train")[0]
+    return GroupState(id=f"{sc.id}/{len(round_replies)}", scenario=sc, group=load_set("support"),
+                      round_replies=list(round_replies))
+
+
+def test_parse_decision_grades_the_format_like_the_app_reads_it():
+    from engine.director import Director
+    from training.director_rewards import parse_decision
+    st = _state()
+    rs = st.round_state()
+    allowed = rs.allowed()
+    name = allowed[-1]
+    menu = Director.menu(st.group.member(name), "User")
+    exact = json.dumps({"speaker": name, "directive": menu[0]})
+    assert parse_decision(exact, rs, "menu") == (name, menu[0], 1.0)
+    assert parse_decision(json.dumps({"speaker": name, "directive": "whatever"}), rs, "menu")[::2] == (name, 0.5)
+    assert parse_decision(f'{{"speaker": "{name}", "direct', rs, "menu") == (name, "", 0.25)
+    assert parse_decision("garbage", rs, "menu") == (allowed[0], "", 0.0)
+    assert parse_decision('{"speaker": "Nobody", "directive": ""}', rs, "menu")[2] == 0.0
+    assert parse_decision('{"speaker": "END", "directive": ""}', rs, "menu")[2] == 0.0  # may not end yet
+    free = json.dumps({"speaker": name, "directive": "Ask User how the week went"})
+    assert parse_decision(free, rs, "free")[2] == 1.0
+
+
+def test_group_rewarder_components_caching_and_reward_functions():
+    from training.director_rewards import COMPONENTS, GroupRewarder, make_reward_funcs, total
+    calls = []
+
+    def rollout(state, speaker, directive):
+        calls.append((speaker, directive))
+        return f"{speaker} says something new about the plan"
+    st = _state()
+    rw = GroupRewarder(FakeJudge(), rollout, mode="menu")
+    name = st.round_state().allowed()[0]
+    comp = rw.evaluate(st, json.dumps({"speaker": name, "directive": "x"}))
+    assert set(comp) == set(COMPONENTS) and all(0.0 <= v <= 1.0 for v in comp.values())
+    assert comp["social"] == 1.0 and comp["persona"] == 0.5 and comp["format"] == 0.5
+    rw.evaluate(st, json.dumps({"speaker": name, "directive": "x"}))
+    assert len(calls) == 1 and rw.rollout_calls == 1                # cached by (state, speaker, directive)
+    # diversity drops when the reply repeats another reply of the round
+    same = GroupRewarder(FakeJudge(), lambda s, sp, d: "the very same words", mode="menu")
+    st1 = _state([{"speaker": name, "text": "the very same words"}])
+    assert same.decision_components(st1, st1.round_state().allowed()[0], "")["diversity"] < 0.01
+    assert rw.decision_components(st1, st1.round_state().allowed()[0], "")["diversity"] > 0.5
+    # balance: a companion who already spoke in the history scores lower than one who did not
+    hist = [h["speaker"] for h in st.scenario.history if h["speaker"] in st.group.names]
+    silent = [n for n in st.group.names if n not in hist]
+    if hist and silent:
+        assert rw.score_reply(st, hist[0], "hi there")["balance"] < rw.score_reply(st, silent[0], "hi there")["balance"]
+    weights = {c: 1.0 for c in COMPONENTS}
+    weights["balance"] = 0.0
+    fns, ws = make_reward_funcs(rw, {st.id: st}, weights)
+    assert [f.__name__ for f in fns] == [c for c in COMPONENTS if c != "balance"] and ws == [1.0] * 6
+    assert fns[-1](["p"], ["garbage"], state_id=[st.id]) == [0.0]
+    assert 0.0 <= total(comp, weights) <= 1.0
+
+
+def test_director_config_precedence_and_cli(tmp_path):
+    from training.cli import make_parser
+    from training.director_grpo import model_name, resolve_config
+    y = tmp_path / "d.yaml"
+    y.write_text("steps: 7\nweights: {format: 3.5}\n")
+    args = make_parser().parse_args(["director", "--tiny", "--config", str(y), "--weights.social", "0.25",
+                                     "--out", "x"])
+    cfg = resolve_config(args)
+    assert cfg.tiny and cfg.base.tiny and cfg.steps == 7 and cfg.out == "x"
+    assert cfg.weights.format == 3.5 and cfg.weights.social == 0.25 and cfg.weights.relevance == 1.0
+    assert model_name(cfg) == "director-support-grpo"
+
+
+def test_director_prompt_is_the_apps_director_prompt():
+    from engine.director import Director
+    from engine.runtime import ChatFormat
+    from training.director_grpo import director_prompt
+    st = _state([{"speaker": "Mia", "text": "I hear you."}])
+    fmt = ChatFormat(None)
+    assert director_prompt(st, fmt) == fmt.render(Director.messages(st.round_state(), st.transcript()))
+    assert "Spoken this round: Mia." in director_prompt(st, fmt)
+
+
+# -- end to end ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_director(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dir-run")
+    home = tmp_path_factory.mktemp("dir-home")
+    env = {**os.environ, "MASCOT_HOME": str(home), "MASCOT_THREADS": "1"}
+    cmd = [sys.executable, "-m", "training.cli", "director", "--tiny", "--out", str(out), "--threads", "1"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, home
+
+
+@pytest.mark.slow
+@pytest.mark.model
+@pytest.mark.timeout(1800)  # the CLI run (fixture) counts too; minutes on a busy shared CPU
+def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, monkeypatch):
+    from engine.chat import ChatSettings, GroupChat, default_backend_factory
+    from engine.models import ModelRegistry
+    from engine.storage import Store
+    from tests.helpers import events_of, run_round
+    out, home = tiny_director
+    manifest = json.loads((out / "export" / "manifest.json").read_text())
+    assert manifest["role"] == "director" and manifest["name"] == "director-support-grpo"
+    assert manifest["metrics"]["fidelity"] >= 0.99
+    assert all(len(f["sha256"]) == 64 and (out / "export" / f["path"]).is_file() for f in manifest["files"].values())
+    metrics = json.loads((out / "director" / "metrics.json").read_text())
+    logged = {k for h in metrics["history"] for k in h}
+    for comp in ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format"):
+        assert f"rewards/{comp}/mean" in logged
+    ev = json.loads((out / "eval" / "metrics.json").read_text())
+    assert set(ev["policies"]) == {"round-robin", "untrained", "trained"}
+    for stage in ("base", "director", "export", "eval"):
+        assert (out / stage / "DONE").is_file()
+
+    monkeypatch.setenv("MASCOT_HOME", str(home))
+    store = Store()
+    try:
+        names = [m.name for m in ModelRegistry(store).list()]
+        assert manifest["name"] in names
+        chat = GroupChat(load_set("support"), store=store, backend_for=default_backend_factory(store, n_ctx=2048, n_threads=1),
+                         settings=ChatSettings(director_model=manifest["name"], max_speakers=2, max_tokens=16,
+                                               seed=0))
+        events = run_round(chat, "I had a rough day at work and can't switch off.")
+        assert not events_of(events, "error"), events_of(events, "error")
+        directed = [e for e in events_of(events, "director") if e.data["source"] == "director"]
+        assert directed and all(e.data["valid"] for e in directed)
+        assert all(e.data["speaker"] in chat.names for e in directed if e.data["speaker"] is not None)
+        assert len(events_of(events, "message")) >= 1
+        assert Path(chat.policy().backend.path).name == manifest["registered"]["path"].split("/")[-1]
+    finally:
+        store.close()

@@ -1,0 +1,244 @@
+"""Training pipeline (issue 4): unit tests for its pieces and the --tiny pipeline end to end.
+
+The end-to-end test runs ``mascot-train pipeline --tiny`` in a subprocess (as a user would), on a
+tiny random Llama with the bundled tokenizer, then checks the exported files in llama.cpp, the
+manifest's fidelity and the model registry.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.errors import InputError
+from engine.judge import DIMENSIONS, parse_scores
+from engine.personas import load_set
+from engine.scenarios import DOMAINS, GROUP_FOR_DOMAIN, USER, load_scenarios
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- scenarios ----------------------------------------------------------------------------------
+
+def test_scenario_sets_are_complete_and_well_formed():
+    ids = set()
+    for domain in DOMAINS:
+        items = load_scenarios(domain)
+        assert len(items) >= 40
+        group = load_set(GROUP_FOR_DOMAIN[domain])
+        for s in items:
+            assert s.domain == domain and s.group == group.name and s.split in ("train", "heldout")
+            assert 1 <= len(s.history) <= 4 and s.user_message.strip() and s.situation.strip()
+            speakers = {h["speaker"] for h in s.history}
+            assert speakers <= set(group.names) | {USER}, s.id
+            assert speakers & set(group.names), f"{s.id}: no earlier turn by a member"
+            assert s.id not in ids
+            ids.add(s.id)
+        held = [s for s in items if s.split == "heldout"]
+        assert 0.2 <= len(held) / len(items) <= 0.3
+
+
+def test_scenario_splits_are_disjoint_and_filtered():
+    train = load_scenarios(split="train")
+    held = load_scenarios(split="heldout")
+    assert {s.id for s in train}.isdisjoint({s.id for s in held})
+    assert len(train) + len(held) == len(load_scenarios())
+    assert all(s.domain == "workplace" for s in load_scenarios("workplace", "heldout"))
+    with pytest.raises(InputError):
+        load_scenarios("cooking")
+    with pytest.raises(InputError):
+        load_scenarios(split="test")
+
+
+def test_training_contexts_use_the_train_split_and_the_apps_prompt():
+    from engine.chat import ChatSettings, GroupChat, TranscriptItem
+    from engine.runtime import FakeBackend
+    from training.contexts import build_contexts
+    ctxs = build_contexts("support", ["Mia"], split="train", limit=3)
+    held = {s.id for s in load_scenarios("support", "heldout")}
+    assert len(ctxs) == 3 and not {c.scenario.id for c in ctxs} & held
+    c = ctxs[0]
+    group = load_set("support")
+    chat = GroupChat(group, settings=ChatSettings(policy="round-robin"),
+                     backend_for=lambda _m: FakeBackend(n_ctx=2048))
+    chat.transcript = [TranscriptItem("user" if h["speaker"] == USER else "companion", h["speaker"], h["text"])
+                       for h in c.scenario.transcript()]
+    assert c.messages == chat.speaker_request(group.member("Mia"), "").messages
+    assert c.prompt.rstrip().endswith("assistant") and c.scenario.user_message in c.prompt
+    assert c.clean("Hello there.\nTheo: I will answer instead") == ("Hello there.", False)  # a stop string
+    assert c.clean("Hello there. Theo: I will answer instead") == ("Hello there.", True)
+
+
+# -- judge parsing ---------------------------------------------------------------------------------
+
+def test_parse_scores_reads_json_and_forgives_format():
+    text = 'Sure! ```json\n{"emotional_expressiveness": 4, "Empathetic support": "5", ' \
+           '"persona-consistency": 2.5, "response_relevance": "3/5", "social_contribution": 9}\n```'
+    values, complete = parse_scores(text)
+    assert complete
+    assert values == {"emotional_expressiveness": 4.0, "empathetic_support": 5.0, "persona_consistency": 2.5,
+                      "response_relevance": 3.0, "social_contribution": 5.0}
+
+
+@pytest.mark.parametrize("text", ["", "no json here", '{"emotional_expressiveness": true}', "{broken",
+                                  '{"a": {"b": 1}'])
+def test_parse_scores_falls_back_to_neutral(text):
+    values, complete = parse_scores(text)
+    assert not complete and set(values) == set(DIMENSIONS)
+    assert all(v == 3.0 for v in values.values())
+
+
+def test_parse_scores_skips_a_broken_object_before_a_good_one():
+    values, complete = parse_scores('{oops} then ' + json.dumps({d: 2 for d in DIMENSIONS}))
+    assert complete and all(v == 2.0 for v in values.values())
+
+
+# -- preference pairing ---------------------------------------------------------------------------
+
+def _rows(*pairs):
+    return [{"reply": r, "mean": m} for r, m in pairs]
+
+
+def test_pairs_need_the_margin_and_point_the_right_way():
+    from training.prefs import make_pairs
+    pairs = make_pairs(_rows(("a", 4.0), ("b", 3.6), ("c", 2.0)), min_margin=0.5, max_pairs=10)
+    assert [(p["chosen"], p["rejected"]) for p in pairs] == [("a", "c"), ("b", "c")]
+    assert pairs[0]["margin"] == 2.0 and pairs[1]["margin"] == pytest.approx(1.6)
+
+
+def test_pairs_skip_duplicates_and_keep_the_widest():
+    from training.prefs import make_pairs
+    rows = _rows(("Same text.", 5.0), ("same  TEXT.", 1.0), ("x", 3.0), ("y", 1.5))
+    pairs = make_pairs(rows, min_margin=0.5, max_pairs=2)
+    assert len(pairs) == 2 and pairs[0] == {"chosen": "Same text.", "rejected": "y", "margin": 3.5}
+    assert all(p["chosen"] != p["rejected"] for p in pairs)
+    assert make_pairs(_rows(("a", 3.0), ("b", 3.4)), 0.5, 4) == []
+    assert len(make_pairs(_rows(("a", 3.0), ("b", 3.5)), 0.5, 4)) == 1   # exactly the margin counts
+
+
+# -- config and CLI -----------------------------------------------------------------------------------
+
+def test_config_precedence_defaults_tiny_yaml_cli(tmp_path):
+    from training.cli import make_parser, resolve
+    yml = tmp_path / "c.yaml"
+    yml.write_text("out: from-yaml\nsample:\n  k: 7\n  personas: [Theo]\npolicy:\n  lora: {r: 2}\n")
+    args = make_parser().parse_args(["pipeline", "--tiny", "--config", str(yml), "--sample.k", "5",
+                                     "--policy.lora.alpha", "3"])
+    cfg = resolve(args, None)
+    assert cfg.out == "from-yaml" and cfg.base.tiny
+    assert cfg.sample.k == 5 and cfg.sample.personas == ["Theo"] and cfg.sample.max_tokens == 16
+    assert cfg.policy.lora.r == 2 and cfg.policy.lora.alpha == 3
+    stage = resolve(make_parser().parse_args(["sample", "--out", "x", "--k", "2", "--personas", "Mia,Ruth"]),
+                    "sample")
+    assert stage.out == "x" and stage.sample.k == 2 and stage.sample.personas == ["Mia", "Ruth"]
+
+
+def test_config_errors_are_one_line(tmp_path, capsys):
+    from training.cli import main
+    yml = tmp_path / "bad.yaml"
+    yml.write_text("sample:\n  kk: 3\n")
+    assert main(["pipeline", "--config", str(yml), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("mascot-train:") and "kk" in err and "\n" not in err
+    assert main(["sample", "--out", str(tmp_path / "o"), "--k", "many"]) == 1
+    assert "expected int" in capsys.readouterr().err
+
+
+def test_missing_train_extra_says_how_to_install(monkeypatch, capsys):
+    import importlib.util
+
+    from training.cli import main
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a))
+    assert main(["pipeline", "--tiny", "--out", "x"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "pip install -e '.[train]'" in err and "trl" in err and "\n" not in err
+
+
+def test_a_stage_refuses_to_run_before_its_inputs(tmp_path, capsys):
+    from training.cli import main
+    assert main(["prefs", "--out", str(tmp_path)]) == 1
+    assert "Stage 'sample' has not finished" in capsys.readouterr().err
+
+
+def test_pyproject_declares_the_console_script():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'mascot-train = "training.cli:main"' in text
+
+
+# -- the tiny pipeline end to end -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny-run")
+    home = tmp_path_factory.mktemp("tiny-home")
+    env = {**os.environ, "MASCOT_HOME": str(home), "MASCOT_THREADS": "1"}
+    cmd = [sys.executable, "-m", "training.cli", "pipeline", "--tiny", "--out", str(out), "--threads", "1"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # stdout also carries the trainers' log lines; the summary is written to a file as well
+    return out, home, json.loads((out / "summary.json").read_text()), cmd, env
+
+
+@pytest.mark.slow
+def test_tiny_pipeline_exports_a_gguf_that_llama_cpp_runs(tiny_run):
+    from llama_cpp import Llama
+    out, _home, summary, _cmd, _env = tiny_run
+    export = summary["exports"]["Mia"]
+    folder = out / "export" / "Mia"
+    for key in ("f16", "q8_0", "q4_k_m", "lora"):
+        assert (folder / export["files"][key]).is_file()
+    for key in ("f16", "q4_k_m"):
+        llm = Llama(model_path=str(folder / export["files"][key]), n_ctx=256, verbose=False)
+        try:
+            text = llm.create_completion("Hello", max_tokens=5, temperature=0.0)["choices"][0]["text"]
+            assert llm.n_tokens > 1 and isinstance(text, str)
+        finally:
+            llm.close()
+    # the LoRA adapter alone loads on the base GGUF
+    llm = Llama(model_path=str(out / "base" / "base-f16.gguf"), lora_path=str(folder / export["files"]["lora"]),
+                n_ctx=256, verbose=False)
+    try:
+        llm.create_completion("Hello", max_tokens=3, temperature=0.0)
+    finally:
+        llm.close()
+
+
+@pytest.mark.slow
+def test_tiny_pipeline_manifest_fidelity_and_registry(tiny_run, monkeypatch):
+    from engine.models import ModelRegistry
+    from engine.storage import Store
+    out, home, summary, _cmd, _env = tiny_run
+    manifest = json.loads((out / "export" / "Mia" / "manifest.json").read_text())
+    assert manifest["metrics"]["fidelity"] >= 0.99
+    assert manifest["metrics"]["adapter_fidelity"] >= 0.99
+    assert manifest["persona"] == "Mia" and manifest["base_model"] == "tiny-random-llama"
+    assert len(manifest["data_sha256"]) == 64
+    assert all(len(f["sha256"]) == 64 for f in manifest["files"].values())
+    assert {"base", "sample", "prefs", "reward", "policy", "export"} <= set(manifest["config"])
+    assert "heldout" in manifest["metrics"] and "reward" in manifest["metrics"]["heldout"]["before"]
+    for stage in ("base", "samples", "prefs", "reward", "policy/Mia", "export/Mia", "evaluate"):
+        assert (out / stage / "config.json").is_file() and (out / stage / "DONE").is_file()
+    # only the train split was sampled
+    held = {s.id for s in load_scenarios(split="heldout")}
+    sampled = {json.loads(line)["scenario"] for line in (out / "samples" / "samples.jsonl").read_text().splitlines()}
+    assert sampled and not sampled & held
+    monkeypatch.setenv("MASCOT_HOME", str(home))
+    store = Store()
+    try:
+        info = ModelRegistry(store).get(manifest["registered"]["name"])
+        assert Path(info.path).name == manifest["files"]["q8_0"]["path"]
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_tiny_pipeline_resumes_without_redoing_work(tiny_run):
+    out, _home, _summary, cmd, env = tiny_run
+    before = (out / "export" / "Mia" / "manifest.json").stat().st_mtime_ns
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (out / "export" / "Mia" / "manifest.json").stat().st_mtime_ns == before

@@ -1,0 +1,453 @@
+"""``mascot-train director``: the Director trained with GRPO on group-level rewards (issue 5).
+
+    mascot-train director --tiny --out runs/dir-tiny      # tiny random Llama, minutes on CPU
+    mascot-train director --out runs/dir --steps 20       # the bundled 135M model (CPU toy run)
+    mascot-train director --config director.yaml
+
+Steps (each writes a sub-folder of OUT with ``config.json`` and ``DONE``; finished ones are skipped):
+
+1. ``base/``      HF weights of the Director model (training/base_model.py: the bundled GGUF
+                  dequantized, or a tiny random Llama with ``--tiny``) and its f16 GGUF.
+2. ``states/``    group states from the scenarios (train and heldout split): for each scenario,
+                  the state at the start of the round and, with ``states_per_scenario`` 2, the
+                  state after the round-robin first speaker replied (its reply rolled out with the
+                  persona model). The prompt is ``Director.messages`` rendered with the model's chat
+                  template, exactly what llama.cpp receives in the app.
+3. ``director/``  trl GRPOTrainer with LoRA (training/lora.py). Rewards: training/director_rewards.py,
+                  one trl reward function per component (logged separately, weights in
+                  ``weights.*``); the chosen speaker is rolled out with the frozen persona model
+                  (``persona_model``, default the bundled GGUF) through llama.cpp.
+4. ``export/``    merge, GGUF f16 (llama.cpp converter), quantize, fidelity check (training/export.py),
+                  ``manifest.json`` with ``"role": "director"``, registered as ``PREFIX-GROUP-grpo``.
+5. ``eval/``      held-out states: mean group reward and each component for the trained Director,
+                  the untrained Director (both run by ``engine.director.Director`` in llama.cpp with
+                  the app's grammar) and round-robin; ``eval/metrics.json``.
+
+Simplifications (honest list): GRPO samples decisions *without* the app's JSON grammar (trl
+generates in transformers), so format validity is learned and rewarded; at run time the grammar
+makes every decision valid anyway. The reward is per decision (one rolled-out reply), not over a
+whole round. ``beta`` (KL to the base model) defaults to 0. The judge is the offline heuristic
+judge. With a 135M model the Director runs in "menu" mode (directive chosen from a list), as in
+the app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .common import TrainError, is_done, mark_done, read_json, sha256_file, write_json
+from .config import BaseConfig, LoraSettings, from_dict, merge, opt, read_yaml, save_config, to_dict
+
+
+@dataclass
+class RewardWeights:
+    relevance: float = opt(1.0, "Relevance of the speaker's reply to the user's message.")
+    diversity: float = opt(1.0, "Distance of the reply from the other replies of the round.")
+    non_redundancy: float = opt(1.0, "Distance of the reply from the earlier companion turns.")
+    social: float = opt(1.0, "The judge's social contribution score.")
+    persona: float = opt(1.0, "The judge's persona consistency score of the speaker.")
+    balance: float = opt(1.0, "Balance of participation (speakers who spoke less score higher).")
+    format: float = opt(2.0, "Valid decision in the app's format (1) or not (0).")
+
+
+@dataclass
+class DirectorConfig:
+    out: str = opt("runs/director", "Output folder.")
+    seed: int = opt(0, "Random seed.")
+    threads: int = opt(0, "CPU threads for torch and llama.cpp (0 = library default).")
+    tiny: bool = opt(False, "Tiny random Llama and minimal sizes (smoke tests).")
+    group: str = opt("support", "Persona set the Director is trained for.")
+    domain: str = opt("", "Scenario domain; empty = the group's own domain.")
+    persona_model: str = opt("", "GGUF that plays the companions in rollouts (empty = the bundled model).")
+    judge: str = opt("heuristic", "Judge spec for the social and persona components.")
+    max_states: int = opt(0, "At most this many training scenarios (0 = all of the train split).")
+    eval_states: int = opt(0, "At most this many held-out scenarios (0 = all).")
+    states_per_scenario: int = opt(2, "1 = round start only; 2 = also after the first reply.")
+    directive_mode: str = opt("auto", "auto (menu below 1B parameters, as the app), menu or free.")
+    steps: int = opt(20, "GRPO optimiser steps.")
+    num_generations: int = opt(4, "Decisions sampled per state (the GRPO group).")
+    prompts_per_step: int = opt(1, "States per step.")
+    learning_rate: float = opt(5e-5, "Learning rate (LoRA).")
+    beta: float = opt(0.0, "KL anchor to the base model (0 = no reference model, cheaper).")
+    temperature: float = opt(1.0, "Sampling temperature during training.")
+    max_completion_length: int = opt(40, "Longest decision, in tokens.")
+    rollout_max_tokens: int = opt(48, "Longest rolled-out companion reply, in tokens.")
+    end_reward: float = opt(0.5, "Content components of an END decision.")
+    max_train_minutes: float = opt(0.0, "Stop GRPO after this many minutes even before 'steps' (0 = no limit; "
+                                        "for CPU toy runs on shared machines).")
+    quantize: list[str] = opt(["Q8_0"], "Quantized files besides the f16 GGUF.")
+    min_fidelity: float = opt(0.99, "Fail the export below this next-token agreement with the HF model.")
+    register: bool = opt(True, "Register the exported Director in the app's model registry.")
+    name_prefix: str = opt("director", "Registered name: PREFIX-GROUP-grpo.")
+    evaluate: bool = opt(True, "Run the held-out comparison after the export.")
+    base: BaseConfig = field(default_factory=BaseConfig)
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    weights: RewardWeights = field(default_factory=RewardWeights)
+
+
+def tiny_preset() -> dict[str, Any]:
+    return {"tiny": True, "base": {"tiny": True}, "max_states": 2, "eval_states": 2, "states_per_scenario": 1,
+            "steps": 2, "num_generations": 2, "max_completion_length": 16, "rollout_max_tokens": 12,
+            "lora": {"r": 4, "alpha": 8}}
+
+
+def resolve_config(args: argparse.Namespace) -> DirectorConfig:
+    """Defaults < --tiny < YAML < command line (the same precedence as the persona stages)."""
+    from .config import namespace_to_nested
+    data = to_dict(DirectorConfig())
+    if args.tiny:
+        data = merge(data, tiny_preset())
+    if args.config:
+        raw = read_yaml(args.config)
+        if raw.get("tiny"):
+            data = merge(data, tiny_preset())
+        data = merge(data, raw)
+    data = merge(data, namespace_to_nested(args, skip=("command", "config", "tiny")))
+    return from_dict(DirectorConfig, data, "config")
+
+
+# -- states and rollouts ----------------------------------------------------------------------------
+
+class Rollouts:
+    """The frozen persona model playing a companion, with the app's own prompt and cleanup."""
+
+    def __init__(self, model_path: str | Path, max_tokens: int, n_threads: int | None = None, seed: int = 0):
+        from engine.runtime import RuntimePool
+        self.pool = RuntimePool(n_ctx=2048, n_threads=n_threads)
+        self.path = str(model_path)
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    def __call__(self, state: Any, speaker: str, directive: str) -> str:
+        import threading
+
+        from engine.chat import ChatSettings, GroupChat, TranscriptItem
+        backend = self.pool.get(self.path)
+        chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin", seed=self.seed,
+                                                            max_tokens=self.max_tokens),
+                         backend_for=lambda _m: backend)
+        chat.transcript = [TranscriptItem("user" if h["speaker"] == "User" else "companion", h["speaker"], h["text"])
+                           for h in state.transcript()]
+        persona = chat.member(speaker)
+        req = chat.speaker_request(persona, directive)
+        result: Any = None
+        for out in chat._generate_reply(persona, req, threading.Event()):
+            if isinstance(out, tuple):
+                result = out
+        return (result[0] if result else "").strip()
+
+
+def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
+    from engine.director import RoundRobin
+    from engine.personas import load_set
+    from engine.scenarios import load_scenarios
+
+    from .contexts import domain_for
+    from .director_rewards import GroupState
+    group = load_set(cfg.group)
+    scenarios = load_scenarios(domain_for(group.name, cfg.domain), split)
+    limit = cfg.max_states if split == "train" else cfg.eval_states
+    if limit:
+        scenarios = scenarios[:limit]
+    states = []
+    for sc in scenarios:
+        s0 = GroupState(id=f"{sc.id}/0", scenario=sc, group=group)
+        states.append(s0)
+        if cfg.states_per_scenario >= 2:
+            first = RoundRobin().next(s0.round_state(), s0.transcript()).speaker
+            if first:
+                reply = rollout(s0, first, "")
+                if reply:
+                    states.append(GroupState(id=f"{sc.id}/1", scenario=sc, group=group,
+                                             round_replies=[{"speaker": first, "text": reply}]))
+    return states
+
+
+def director_prompt(state: Any, fmt: Any) -> str:
+    from engine.director import Director
+    return fmt.render(Director.messages(state.round_state(), state.transcript()))
+
+
+def directive_mode(cfg: DirectorConfig, n_params: int) -> str:
+    from engine.director import SMALL_MODEL_PARAMS
+    if cfg.directive_mode != "auto":
+        return cfg.directive_mode
+    return "menu" if 0 < n_params < SMALL_MODEL_PARAMS else "free"
+
+
+def _state_rows(states: list[Any]) -> list[dict[str, Any]]:
+    return [{"id": s.id, "scenario": s.scenario.id, "round_replies": s.round_replies} for s in states]
+
+
+# -- the run -----------------------------------------------------------------------------------------
+
+def run(cfg: DirectorConfig) -> dict[str, Any]:
+    from engine.models import bundled_model_path
+    from engine.runtime import ChatFormat
+
+    from . import base_model
+    from .contexts import chat_template_of
+    from .director_rewards import GroupRewarder
+    from engine.judge import make_judge
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    save_config(out, cfg)
+    t0 = time.perf_counter()
+    base_cfg = cfg.base
+    if cfg.tiny:
+        base_cfg.tiny = True
+    _prepare_base(base_cfg, out, cfg.seed)
+    _log("base done")
+
+    persona_model = cfg.persona_model or str(bundled_model_path())
+    rollout = Rollouts(persona_model, cfg.rollout_max_tokens, cfg.threads or None, cfg.seed)
+    judge = make_judge(cfg.judge)
+    if not hasattr(judge, "embed"):
+        from engine.judge import HeuristicJudge
+        embedder = HeuristicJudge()
+        judge.embed = embedder.embed  # type: ignore[attr-defined]
+    fmt = ChatFormat(chat_template_of(base_model.base_gguf(out)) or None)
+    train_states = build_states(cfg, "train", rollout)
+    held_states = build_states(cfg, "heldout", rollout)
+    write_json(out / "states" / "states.json", {"train": _state_rows(train_states),
+                                                "heldout": _state_rows(held_states)})
+    _log(f"states: {len(train_states)} train, {len(held_states)} heldout")
+
+    n_params = _count_params(base_model.hf_dir(out))
+    mode = directive_mode(cfg, n_params)
+    rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward)
+    train_dir = out / "director"
+    if not is_done(train_dir):
+        train(cfg, out, train_states, rewarder, fmt, mode)
+    _log("training done")
+    export_dir = out / "export"
+    if not is_done(export_dir):
+        export(cfg, out, held_states, fmt, mode)
+    _log("export done")
+    result: dict[str, Any] = {"out": str(out), "mode": mode,
+                              "manifest": read_json(export_dir / "manifest.json")}
+    if cfg.evaluate:
+        eval_dir = out / "eval"
+        if not is_done(eval_dir):
+            evaluate(cfg, out, held_states, rewarder)
+        result["eval"] = read_json(eval_dir / "metrics.json")
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    return result
+
+
+def _prepare_base(base_cfg: BaseConfig, out: Path, seed: int) -> None:
+    """training/base_model.py's stage; if its GGUF conversion fails because the dequantized
+    config still carries ``quantization_config`` (quant_method gguf, which the converter refuses),
+    drop that key and finish the stage here. (Workaround, reported to the owner of issue 4.)"""
+    from . import base_model
+    from .export import convert_to_gguf
+    try:
+        base_model.run(base_cfg, out, seed)
+        return
+    except TrainError as e:
+        cfg_path = base_model.hf_dir(out) / "config.json"
+        if "Quant method" not in str(e) or not cfg_path.is_file():
+            raise
+    data = read_json(cfg_path)
+    data.pop("quantization_config", None)
+    write_json(cfg_path, data)
+    convert_to_gguf(base_model.hf_dir(out), base_model.base_gguf(out), "f16")
+    save_config(base_model.base_dir(out), base_cfg, {"resolved_source": "bundled", "hf": str(base_model.hf_dir(out)),
+                                                     "gguf": str(base_model.base_gguf(out)),
+                                                     "note": "quantization_config dropped before conversion"})
+    mark_done(base_model.base_dir(out), {"source": "bundled"})
+
+
+def _log(msg: str) -> None:
+    print(f"[director] {time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+
+
+def _count_params(hf: Path) -> int:
+    import torch
+    from transformers import AutoModelForCausalLM
+    m = AutoModelForCausalLM.from_pretrained(str(hf), dtype=torch.float32)
+    return sum(p.numel() for p in m.parameters())
+
+
+def _weights(cfg: DirectorConfig) -> dict[str, float]:
+    return {k: float(v) for k, v in to_dict(cfg.weights).items()}
+
+
+def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt: Any, mode: str) -> Path:
+    import torch
+    from datasets import Dataset
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    from .base_model import hf_dir
+    from .director_rewards import make_reward_funcs
+    from .lora import peft_config
+    folder = out / "director"
+    torch.manual_seed(cfg.seed)
+    tok = AutoTokenizer.from_pretrained(str(hf_dir(out)))
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(str(hf_dir(out)), dtype=torch.float32)
+    model = get_peft_model(model, peft_config(cfg.lora, "CAUSAL_LM"))
+    by_id = {s.id: s for s in states}
+    fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
+    ds = Dataset.from_list([{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states])
+    args = GRPOConfig(output_dir=str(folder / "checkpoints"), max_steps=cfg.steps, learning_rate=cfg.learning_rate,
+                      per_device_train_batch_size=cfg.prompts_per_step * cfg.num_generations,
+                      num_generations=cfg.num_generations, max_completion_length=cfg.max_completion_length,
+                      temperature=cfg.temperature, top_p=1.0, beta=cfg.beta, reward_weights=weights,
+                      remove_unused_columns=False, report_to=[], save_strategy="no", seed=cfg.seed,
+                      bf16=False, fp16=False, dataloader_pin_memory=False, dataloader_num_workers=0,
+                      logging_steps=1, disable_tqdm=False)
+    trainer = GRPOTrainer(model=model, reward_funcs=fns, args=args, train_dataset=ds, processing_class=tok,
+                          callbacks=[_TimeLimit(cfg.max_train_minutes)] if cfg.max_train_minutes > 0 else None)
+    t0 = time.perf_counter()
+    trainer.train()
+    history = [{k: v for k, v in h.items() if k in ("step", "reward", "reward_std", "kl", "loss")
+                or k.startswith("rewards/")} for h in trainer.state.log_history]
+    metrics: dict[str, Any] = {"mode": mode, "states": len(states), "history": history,
+                               "steps_done": int(trainer.state.global_step),
+                               "rollouts": rewarder.rollout_calls, "seconds": round(time.perf_counter() - t0, 1)}
+    rewards = [h["reward"] for h in history if "reward" in h]
+    if rewards:
+        k = max(1, len(rewards) // 4)
+        metrics["reward_first"] = round(sum(rewards[:k]) / k, 4)
+        metrics["reward_last"] = round(sum(rewards[-k:]) / k, 4)
+    trainer.model.save_pretrained(str(folder / "adapter"))
+    tok.save_pretrained(str(folder / "adapter"))
+    write_json(folder / "metrics.json", metrics)
+    save_config(folder, cfg)
+    mark_done(folder, {k: v for k, v in metrics.items() if k != "history"})
+    return folder
+
+
+def _TimeLimit(minutes: float) -> Any:
+    from transformers import TrainerCallback
+
+    class TimeLimit(TrainerCallback):
+        def __init__(self) -> None:
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
+            if time.perf_counter() - self.t0 > minutes * 60:
+                control.should_training_stop = True
+            return control
+    return TimeLimit()
+
+
+def model_name(cfg: DirectorConfig) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "-", f"{cfg.name_prefix}-{Path(cfg.group).stem}-grpo".lower()).strip("-")
+
+
+def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mode: str) -> Path:
+    """Reuses training/export.py: merge, convert, quantize, next-token fidelity; then the manifest
+    (``"role": "director"``) and registration."""
+    import shutil
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from .base_model import base_gguf, hf_dir
+    from .export import argmax_agreement, convert_to_gguf, merge_adapter, quantize
+    folder = out / "export"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = model_name(cfg)
+    merged = folder / "hf"
+    if merged.exists():
+        shutil.rmtree(merged)
+    merge_adapter(hf_dir(out), out / "director" / "adapter", merged)
+    files = {"f16": convert_to_gguf(merged, folder / f"{name}-f16.gguf", "f16")}
+    for q in cfg.quantize:
+        files[q.lower()] = quantize(files["f16"], folder / f"{name}-{q.lower()}.gguf", q)
+    tok = AutoTokenizer.from_pretrained(str(merged))
+    model = AutoModelForCausalLM.from_pretrained(str(merged), dtype=torch.float32).eval()
+    tokens = [tok(director_prompt(s, fmt), add_special_tokens=False)["input_ids"] for s in held_states[:4]]
+    metrics: dict[str, Any] = {"fidelity": argmax_agreement(model, files["f16"], tokens),
+                               "fidelity_positions": sum(len(t) for t in tokens)}
+    if "q8_0" in files:
+        metrics["fidelity_q8_0"] = argmax_agreement(model, files["q8_0"], tokens)
+    if metrics["fidelity"] < cfg.min_fidelity:
+        raise TrainError(f"Export fidelity {metrics['fidelity']:.4f} is below {cfg.min_fidelity}; see {folder}.")
+    tm = read_json(out / "director" / "metrics.json")
+    metrics["training"] = {k: v for k, v in tm.items() if k != "history"}
+    registered = None
+    if cfg.register:
+        from engine.models import ModelRegistry
+        from engine.storage import Store
+        store = Store()
+        try:
+            info = ModelRegistry(store).add(files.get("q8_0", files["f16"]), name=name)
+            registered = {"name": info.name, "path": info.path}
+        finally:
+            store.close()
+    base_cfg = read_json(out / "base" / "config.json")
+    manifest = {
+        "name": name, "role": "director", "group": cfg.group, "directive_mode": mode,
+        "base_model": base_cfg.get("resolved_source"), "base_gguf_sha256": sha256_file(base_gguf(out)),
+        "states_sha256": sha256_file(out / "states" / "states.json"),
+        "metrics": metrics,
+        "files": {k: {"path": p.name, "sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()},
+        "registered": registered, "config": to_dict(cfg),
+    }
+    write_json(folder / "manifest.json", manifest)
+    mark_done(folder, {"fidelity": metrics["fidelity"], "registered": registered})
+    return folder
+
+
+# -- evaluation ---------------------------------------------------------------------------------------
+
+def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -> Path:
+    """Held-out states: the app's Director (grammar, greedy) on the base and on the trained GGUF,
+    and round-robin, scored with the same components and weights."""
+    from engine.director import Director, RoundRobin
+    from engine.runtime import LlamaRuntime
+
+    from .base_model import base_gguf
+    from .director_rewards import COMPONENTS, total
+    folder = out / "eval"
+    manifest = read_json(out / "export" / "manifest.json")
+    trained = out / "export" / next(v["path"] for k, v in manifest["files"].items() if k != "f16") \
+        if len(manifest["files"]) > 1 else out / "export" / manifest["files"]["f16"]["path"]
+    weights = _weights(cfg)
+    policies: dict[str, Any] = {"round-robin": RoundRobin()}
+    runtimes = []
+    for label, path in (("untrained", base_gguf(out)), ("trained", trained)):
+        rt = LlamaRuntime(path, n_ctx=2048, n_threads=cfg.threads or None)
+        runtimes.append(rt)
+        policies[label] = Director(rt, directive_mode=manifest.get("directive_mode", "auto"))
+    result: dict[str, Any] = {"states": len(states), "weights": weights, "policies": {}}
+    for label, policy in policies.items():
+        rows = []
+        for s in states:
+            d = policy.next(s.round_state(), s.transcript())
+            comps = rewarder.decision_components(s, d.speaker, d.directive)
+            comps["format"] = 1.0 if d.valid else 0.0
+            rows.append({"state": s.id, "speaker": d.speaker, "directive": d.directive,
+                         "reward": round(total(comps, weights), 4), **comps})
+        n = max(1, len(rows))
+        result["policies"][label] = {
+            "mean_reward": round(sum(r["reward"] for r in rows) / n, 4),
+            "components": {c: round(sum(r[c] for r in rows) / n, 4) for c in COMPONENTS},
+            "speakers": {sp: sum(1 for r in rows if r["speaker"] == sp) for sp in {r["speaker"] for r in rows}},
+            "decisions": rows}
+    for rt in runtimes:
+        rt.llm.close()
+    p = result["policies"]
+    result["trained_beats_untrained"] = p["trained"]["mean_reward"] > p["untrained"]["mean_reward"]
+    result["trained_beats_round_robin"] = p["trained"]["mean_reward"] > p["round-robin"]["mean_reward"]
+    write_json(folder / "metrics.json", result)
+    save_config(folder, cfg)
+    mark_done(folder, {k: v for k, v in result.items() if k != "policies"})
+    return folder
+
+
+def summary_line(result: dict[str, Any]) -> str:
+    ev = result.get("eval", {}).get("policies", {})
+    return json.dumps({k: v["mean_reward"] for k, v in ev.items()})

@@ -1,0 +1,200 @@
+"""Group-level rewards for the Director (issue 5), one component per function, each in [0, 1].
+
+A *group state* is one moment of a round: the group, the scenario's transcript, the user's latest
+message and the companions who already replied this round (with their replies). A Director
+*decision* is the JSON the app's Director writes, ``{"speaker": NAME|"END", "directive": TEXT}``.
+
+``GroupRewarder.evaluate(state, completion)`` parses the decision exactly as the app does
+(``engine.director``: speaker must be one of the allowed names, END only when the round may end;
+the exact format also needs a menu directive in "menu" mode or the grammar's pattern in "free"
+mode). An unparsable decision gets ``format = 0`` and is played out the way the app plays one
+out: the first allowed speaker with no directive (see ``parse_decision`` for partial credit).
+The chosen speaker's reply is rolled out with the frozen persona model through llama.cpp, with the
+prompt built by ``GroupChat.speaker_request`` (so it is the app's prompt); rollouts are cached by
+(state, speaker, directive). Components:
+
+* ``relevance``       cosine(reply, user's message), MiniLM embeddings (judge's ``embed``), clamped;
+* ``diversity``       1 - max cosine(reply, the other replies of this round); 1 when it is the
+                      round's first reply (then it is the same for every sample of the state);
+* ``non_redundancy``  1 - max cosine(reply, earlier companion turns in the transcript);
+* ``social``          the judge's social_contribution score, mapped from 1-5 to 0-1;
+* ``persona``         the judge's persona_consistency score of the speaker, 0-1;
+* ``balance``         1 - the speaker's share of companion turns so far (history + this round);
+* ``format``          1 for the exact app format, graded below that (``parse_decision``).
+
+An empty reply scores 0 on relevance/diversity/non_redundancy. ``END`` (only possible when the
+round may end) has no reply: it scores ``end_reward`` on every content component.
+
+Simplification vs the paper: the reward is computed per decision (one step of the round, one
+rolled-out reply), not over a whole rolled-out round, and the judge is the offline heuristic judge
+by default (docs/judge.md) rather than a large LLM judge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from engine.director import DIRECTIVE_VERBS, END, Director, RoundState, clean_directive
+
+COMPONENTS = ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format")
+_FREE_DIRECTIVE = re.compile("^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$")
+
+
+@dataclass
+class GroupState:
+    """One decision point: everything the Director sees, plus the scenario for the judge."""
+    id: str
+    scenario: Any                                   # engine.scenarios.Scenario
+    group: Any                                      # engine.personas.PersonaSet
+    round_replies: list[dict[str, str]] = field(default_factory=list)  # [{"speaker", "text"}] this round
+    max_speakers: int = 3
+    min_speakers: int = 3
+
+    def round_state(self) -> RoundState:
+        from engine.director import find_addressed
+        names = self.group.names
+        last = next((h["speaker"] for h in reversed(self.scenario.history) if h["speaker"] in names), None)
+        return RoundState(members=list(self.group.members), user_name="User",
+                          user_text=self.scenario.user_message, max_speakers=self.max_speakers,
+                          min_speakers=self.min_speakers,
+                          addressed=find_addressed(self.scenario.user_message, names),
+                          spoken=[r["speaker"] for r in self.round_replies], last_speaker=last)
+
+    def transcript(self) -> list[dict[str, str]]:
+        """The Director's view: the scenario transcript, then this round's replies."""
+        return self.scenario.transcript() + [dict(r) for r in self.round_replies]
+
+
+def parse_decision(text: str, state: RoundState, mode: str) -> tuple[str | None, str, float]:
+    """(speaker or None for END, directive, format score) for ``text``.
+
+    The speaker is read as the app reads it (``Director.next``: JSON with an allowed speaker, else
+    the first allowed speaker and no directive). The format score is graded so that GRPO has a
+    signal before the model writes the exact format (the app's grammar enforces it at run time):
+    1.0 the exact format (allowed speaker, and a menu directive in "menu" mode or the grammar's
+    pattern in "free" mode); 0.5 JSON with an allowed speaker but another directive; 0.25 no valid
+    JSON but a ``"speaker": "NAME"`` field naming an allowed companion (that speaker is played);
+    0 otherwise (the app's fallback speaker is played)."""
+    allowed = state.allowed()
+    fallback = (allowed[0] if allowed else None), "", 0.0
+    try:
+        data = json.loads(text.strip())
+        speaker, directive = data["speaker"], data.get("directive", "")
+        if not isinstance(speaker, str) or not isinstance(directive, str):
+            raise TypeError
+    except (ValueError, KeyError, TypeError, AttributeError):
+        m = re.search(r'"speaker"\s*:\s*"([^"]+)"', text)
+        if m and m.group(1) in allowed:
+            return m.group(1), "", 0.25
+        return fallback
+    if speaker == END and state.may_end():
+        return None, "", 1.0
+    if speaker not in allowed:
+        return fallback
+    if mode == "menu":
+        by_name = {p.name: p for p in state.members}
+        exact = directive in Director.menu(by_name[speaker], state.user_name)
+    else:
+        exact = bool(_FREE_DIRECTIVE.match(directive))
+    return speaker, clean_directive(directive), (1.0 if exact else 0.5)
+
+
+class GroupRewarder:
+    """Rolls out decisions and scores the components; ``rollout(state, speaker, directive)`` is
+    any function returning the speaker's cleaned reply (llama.cpp in training, fakes in tests)."""
+
+    def __init__(self, judge: Any, rollout: Callable[[GroupState, str, str], str], mode: str = "menu",
+                 end_reward: float = 0.5):
+        self.judge = judge
+        self.rollout_fn = rollout
+        self.mode = mode
+        self.end_reward = end_reward
+        self._rollouts: dict[tuple[str, str, str], str] = {}
+        self._scores: dict[tuple[str, str], dict[str, float]] = {}
+        self.rollout_calls = 0
+
+    def rollout(self, state: GroupState, speaker: str, directive: str) -> str:
+        key = (state.id, speaker, directive)
+        if key not in self._rollouts:
+            self.rollout_calls += 1
+            self._rollouts[key] = self.rollout_fn(state, speaker, directive)
+        return self._rollouts[key]
+
+    def evaluate(self, state: GroupState, completion: str) -> dict[str, float]:
+        rs = state.round_state()
+        speaker, directive, fmt = parse_decision(completion, rs, self.mode)
+        out = self.decision_components(state, speaker, directive)
+        out["format"] = fmt
+        return out
+
+    def decision_components(self, state: GroupState, speaker: str | None, directive: str) -> dict[str, float]:
+        """Every component but ``format`` for an already-parsed decision (also used for the
+        round-robin and llama.cpp-driven Directors in the evaluation)."""
+        key = (state.id, f"{speaker}\x00{directive}")
+        if key in self._scores:
+            return dict(self._scores[key])
+        if speaker is None:
+            comps = {c: self.end_reward for c in COMPONENTS if c != "format"}
+            self._scores[key] = comps
+            return dict(comps)
+        reply = self.rollout(state, speaker, directive).strip()
+        comps = self.score_reply(state, speaker, reply)
+        self._scores[key] = comps
+        return dict(comps)
+
+    def score_reply(self, state: GroupState, speaker: str, reply: str) -> dict[str, float]:
+        import numpy as np
+        sc = state.scenario
+        names = state.group.names
+        history = [h["text"] for h in sc.history if h["speaker"] in names and h["text"].strip()]
+        round_texts = [r["text"] for r in state.round_replies if r["text"].strip()]
+        turns = [h["speaker"] for h in sc.history if h["speaker"] in names] + \
+                [r["speaker"] for r in state.round_replies]
+        balance = 1.0 - (turns.count(speaker) / len(turns)) if turns else 1.0
+        if not reply:
+            return {"relevance": 0.0, "diversity": 0.0, "non_redundancy": 0.0, "social": 0.0,
+                    "persona": 0.0, "balance": round(balance, 4)}
+        e = self.judge.embed([reply, sc.user_message, *round_texts, *history])
+        r = e[0]
+        clamp = lambda x: float(min(1.0, max(0.0, x)))
+        relevance = clamp(float(r @ e[1]))
+        k = len(round_texts)
+        diversity = clamp(1.0 - float(np.max(e[2:2 + k] @ r))) if k else 1.0
+        non_red = clamp(1.0 - float(np.max(e[2 + k:] @ r))) if history else 1.0
+        persona = state.group.member(speaker)
+        scores = self.judge.score(sc, persona, reply, others=list(state.round_replies))
+        to01 = lambda v: clamp((float(v) - 1.0) / 4.0)
+        return {"relevance": round(relevance, 4), "diversity": round(diversity, 4),
+                "non_redundancy": round(non_red, 4),
+                "social": round(to01(scores.values.get("social_contribution", 3.0)), 4),
+                "persona": round(to01(scores.values.get("persona_consistency", 3.0)), 4),
+                "balance": round(balance, 4)}
+
+
+def total(components: dict[str, float], weights: dict[str, float]) -> float:
+    """The group reward: the weighted mean of the components (weights need not sum to 1)."""
+    wsum = sum(abs(w) for w in weights.values()) or 1.0
+    return sum(weights.get(c, 0.0) * components.get(c, 0.0) for c in COMPONENTS) / wsum
+
+
+def make_reward_funcs(rewarder: GroupRewarder, states: dict[str, GroupState],
+                      weights: dict[str, float]) -> tuple[list[Callable[..., list[float]]], list[float]]:
+    """One trl reward function per component with a non-zero weight (so trl logs each as
+    ``rewards/<name>/mean``), all sharing ``rewarder``'s rollout and score caches. The dataset
+    column ``state_id`` says which state a prompt was built from."""
+    fns, ws = [], []
+    for comp in COMPONENTS:
+        w = float(weights.get(comp, 0.0))
+        if w == 0:
+            continue
+
+        def fn(prompts: list[str], completions: list[str], state_id: list[str] | None = None,
+               _comp: str = comp, **kw: Any) -> list[float]:
+            return [rewarder.evaluate(states[s], c)[_comp] for s, c in zip(state_id or [], completions)]
+        fn.__name__ = comp
+        fns.append(fn)
+        ws.append(w)
+    return fns, ws
