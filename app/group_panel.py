@@ -16,7 +16,7 @@ from . import icons, theme
 from .item_models import ROW
 from .persona_editor import CARD_FILTERS, PersonaEditor
 from .session import ChatSession
-from .widgets import card_paths
+from .widgets import CardDropTarget
 
 POLICIES = (("director", "Director decides", "A Director model picks who speaks next and tells them why."),
             ("round-robin", "Take turns", "Companions answer in a fixed rotation."),
@@ -24,7 +24,7 @@ POLICIES = (("director", "Director decides", "A Director model picks who speaks 
             ("all", "Everyone answers", "Every companion answers once, in order."))
 
 
-class GroupPanel(QWidget):
+class GroupPanel(CardDropTarget, QWidget):
     def __init__(self, session: ChatSession, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
@@ -246,18 +246,3 @@ class GroupPanel(QWidget):
         self.session.info.emit(f"Saved {name}'s card to {path}.")
         return True
 
-    # -- drag and drop ----------------------------------------------------------------------------
-    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802
-        if card_paths(event.mimeData()) and not self.session.busy:
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: Any) -> None:  # noqa: N802
-        paths = card_paths(event.mimeData())
-        if not paths:
-            event.ignore()
-            return
-        event.acceptProposedAction()
-        for path in paths:
-            self.import_file(path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from typing import Any
 
 from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QTextDocument
@@ -212,3 +213,25 @@ def card_paths(mime: QMimeData) -> list[str]:
         return []
     return [u.toLocalFile() for u in mime.urls()
             if u.isLocalFile() and u.toLocalFile().lower().endswith(CARD_SUFFIXES)]
+
+
+class CardDropTarget:
+    """Mixin for widgets that take Character Cards (.png/.json) dropped on them; the host
+    class has a ``session`` (app.session.ChatSession) that does the import."""
+
+    session: Any
+
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802
+        if card_paths(event.mimeData()) and not self.session.busy:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802
+        paths = card_paths(event.mimeData())
+        if not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        for path in paths:
+            self.session.import_file(path)

@@ -29,7 +29,7 @@ from .group_panel import POLICIES, GroupPanel
 from .notify import Notifier
 from .session import ChatSession
 from .sidebar import Sidebar
-from .widgets import Banner, card_paths, icon_button, resources_html
+from .widgets import CardDropTarget, Banner, icon_button, resources_html
 
 
 class ChatHeader(QFrame):
@@ -75,7 +75,7 @@ class ChatHeader(QFrame):
         self.subtitle.setText(f"{names}  ·  {label}")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(CardDropTarget, QMainWindow):
     def __init__(self, settings: AppSettings | None = None, *, notifier: Notifier | None = None,
                  store: Store | None = None):
         super().__init__()
@@ -327,22 +327,6 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, "About Mascot",
                           "<b>Mascot</b> — a private group chat with AI companions, running entirely on "
                           f"this computer.<br><br>{html.escape(DISCLOSURE)}")
-
-    # -- drag and drop ------------------------------------------------------------------------------
-    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802
-        if card_paths(event.mimeData()) and not self.session.busy:
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: Any) -> None:  # noqa: N802
-        paths = card_paths(event.mimeData())
-        if not paths:
-            event.ignore()
-            return
-        event.acceptProposedAction()
-        for path in paths:
-            self.session.import_file(path)
 
     # -- closing --------------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

@@ -355,7 +355,7 @@ def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mod
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from .base_model import base_gguf, hf_dir
-    from .export import argmax_agreement, convert_to_gguf, merge_adapter, quantize
+    from .export import argmax_agreement, convert_to_gguf, merge_adapter, quantize, register
     folder = out / "export"
     folder.mkdir(parents=True, exist_ok=True)
     name = model_name(cfg)
@@ -377,16 +377,7 @@ def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mod
         raise TrainError(f"Export fidelity {metrics['fidelity']:.4f} is below {cfg.min_fidelity}; see {folder}.")
     tm = read_json(out / "director" / "metrics.json")
     metrics["training"] = {k: v for k, v in tm.items() if k != "history"}
-    registered = None
-    if cfg.register:
-        from engine.models import ModelRegistry
-        from engine.storage import Store
-        store = Store()
-        try:
-            info = ModelRegistry(store).add(files.get("q8_0", files["f16"]), name=name)
-            registered = {"name": info.name, "path": info.path}
-        finally:
-            store.close()
+    registered = register(files, name) if cfg.register else None
     base_cfg = read_json(out / "base" / "config.json")
     manifest = {
         "name": name, "role": "director", "group": cfg.group, "directive_mode": mode,

@@ -209,6 +209,18 @@ def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
     return export_dir(out)
 
 
+def register(files: dict[str, Path], name: str) -> dict[str, str]:
+    """Add the exported GGUF (Q8_0 when there is one, else f16) to the app's model registry."""
+    from engine.models import ModelRegistry
+    from engine.storage import Store
+    store = Store()
+    try:
+        info = ModelRegistry(store).add(files.get("q8_0", files["f16"]), name=name)
+        return {"name": info.name, "path": info.path}
+    finally:
+        store.close()
+
+
 def model_name(cfg: ExportConfig, group: str, persona: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", f"{cfg.name_prefix}-{group}-{persona}".lower()).strip("-")
 
@@ -259,16 +271,7 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
         if m.is_file():
             data = read_json(m)
             metrics[stage.split("/")[0]] = {k: v for k, v in data.items() if k != "history"}
-    registered = None
-    if cfg.register:
-        from engine.models import ModelRegistry
-        from engine.storage import Store
-        store = Store()
-        try:
-            info = ModelRegistry(store).add(files.get("q8_0", files["f16"]), name=name)
-            registered = {"name": info.name, "path": info.path}
-        finally:
-            store.close()
+    registered = register(files, name) if cfg.register else None
     base_cfg = read_json(out / "base" / "config.json")
     manifest = {
         "name": name, "persona": persona, "group": scfg["group"],
