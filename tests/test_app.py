@@ -113,6 +113,8 @@ def test_shift_enter_adds_a_line_and_empty_text_is_not_sent(window, qtbot):
 
 @pytest.mark.model
 def test_a_round_streams_bubbles_from_several_companions(window, qtbot):
+    # Long enough replies that streaming shows (the engine holds back the last ~24 characters).
+    window.session.apply_settings(replace(window.session.settings, max_tokens=48))
     use_round_robin(window, 2)
     s = window.session
     tokens, typing, ticks = [], [], []

@@ -40,6 +40,8 @@ def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     finished += [e for e in map(json.loads, proc.stdout) if e["type"] == "message"]  # printed before the kill
+    proc.stdout.close()
+    proc.stderr.close()
 
     store = Store()
     assert store.integrity_check() == "ok"
