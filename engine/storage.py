@@ -20,12 +20,40 @@ import sqlite_utils
 from .errors import NotFound, StorageError
 from .paths import db_path
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = []
+Migration = Callable[[sqlite_utils.Database], None]
 
 
-def migration(fn: Callable[[sqlite_utils.Database], None]) -> Callable[[sqlite_utils.Database], None]:
-    MIGRATIONS.append(fn)
-    return fn
+def migration_registry() -> tuple[list[Migration], Callable[[Migration], Migration]]:
+    """A list of migrations and the decorator that appends to it (in definition order)."""
+    registry: list[Migration] = []
+
+    def register(fn: Migration) -> Migration:
+        registry.append(fn)
+        return fn
+    return registry, register
+
+
+MIGRATIONS, migration = migration_registry()
+
+
+def apply_migrations(db: sqlite_utils.Database, migrations: list[Callable[[sqlite_utils.Database], None]],
+                     stamp: Callable[[], str]) -> list[str]:
+    """Apply the append-only ``migrations`` not yet recorded in ``_migrations`` (by function
+    name), each in its own transaction with its record; returns the names applied. Shared by the
+    history database and the evaluation results database."""
+    table = db["_migrations"]
+    if not table.exists():
+        table.create({"name": str, "applied": str}, pk="name")
+    done = {r["name"] for r in table.rows}
+    applied = []
+    for fn in migrations:
+        if fn.__name__ in done:
+            continue
+        with db.conn:
+            fn(db)
+            table.insert({"name": fn.__name__, "applied": stamp()})
+        applied.append(fn.__name__)
+    return applied
 
 
 @migration
@@ -72,6 +100,13 @@ def m004_drop_model_cache(db: sqlite_utils.Database) -> None:
     db["model_cache"].drop()
 
 
+@migration
+def m005_model_adapters(db: sqlite_utils.Database) -> None:
+    """LoRA adapters are registered beside models: kind "lora" and the base model they run on."""
+    db["models"].add_column("kind", str, not_null_default="model")
+    db["models"].add_column("base", str, not_null_default="")
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -96,19 +131,7 @@ class Store:
     # -- migrations ---------------------------------------------------------------------------
     def migrate(self) -> list[str]:
         with self._lock:
-            table = self.db["_migrations"]
-            if not table.exists():
-                table.create({"name": str, "applied": str}, pk="name")
-            done = {r["name"] for r in table.rows}
-            applied = []
-            for fn in MIGRATIONS:
-                if fn.__name__ in done:
-                    continue
-                with self.db.conn:
-                    fn(self.db)
-                    table.insert({"name": fn.__name__, "applied": now()})
-                applied.append(fn.__name__)
-            return applied
+            return apply_migrations(self.db, MIGRATIONS, now)
 
     def close(self) -> None:
         with self._lock:

@@ -26,13 +26,9 @@ from typing import Any, Callable
 import sqlite_utils
 
 from engine.errors import StorageError
+from engine.storage import apply_migrations, migration_registry
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = []
-
-
-def migration(fn: Callable[[sqlite_utils.Database], None]) -> Callable[[sqlite_utils.Database], None]:
-    MIGRATIONS.append(fn)
-    return fn
+MIGRATIONS, migration = migration_registry()
 
 
 @migration
@@ -81,18 +77,7 @@ class ResultsDB:
                                "move it away or pick another --out/--db.") from None
 
     def migrate(self) -> list[str]:
-        table = self.db["_migrations"]
-        if not table.exists():
-            table.create({"name": str, "applied": str}, pk="name")
-        done = {r["name"] for r in table.rows}
-        applied = []
-        for fn in MIGRATIONS:
-            if fn.__name__ not in done:
-                with self.db.conn:
-                    fn(self.db)
-                    table.insert({"name": fn.__name__, "applied": now()})
-                applied.append(fn.__name__)
-        return applied
+        return apply_migrations(self.db, MIGRATIONS, now)
 
     def close(self) -> None:
         self.db.conn.close()
