@@ -3,7 +3,9 @@
 Measured side by side in one run (same model file, threads, context and batch settings):
 
 * raw llama.cpp prefill and decode tokens/s vs the app's per-companion decode speed
-  (``decode_ratio`` = app / raw);
+  (``decode_ratio`` = app / raw; the app's speed is tokens/s after the first token as the chat
+  layer received them, median over turns; raw decode is the median of 3 runs at the median
+  prompt length of the app's turns, same sampler settings);
 * a long conversation (30 rounds, 3 companions; 10 with ``--quick``): tokens prefilled per
   companion turn vs tokens that are new to that companion since its last turn
   (``prefill_ratio``, after the first round), and time to first token per turn
@@ -68,24 +70,28 @@ def _mem() -> dict[str, float]:
 
 
 def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 400,
-              gen_tokens: int = 96) -> dict[str, float]:
-    """Plain llama.cpp: prefill and decode tokens/s with the same settings as the app."""
+              gen_tokens: int = 96, decode_context: int = 64) -> dict[str, float]:
+    """Plain llama.cpp: prefill and decode tokens/s with the same settings as the app
+    (decode measured after ``decode_context`` tokens of context, like an app turn)."""
     import llama_cpp
     llm = llama_cpp.Llama(model_path=model_path, n_ctx=n_ctx, n_batch=256, n_threads=threads,
                           n_threads_batch=threads, seed=1, verbose=False)
-    text = " ".join(USER_LINES) * 4
-    toks = llm.tokenize(text.encode())[:prompt_tokens]
+    text = " ".join(USER_LINES) * 12
+    long = llm.tokenize(text.encode())
+    toks = long[:prompt_tokens]
     llm.reset()
     t = time.perf_counter()
     llm.eval(toks)
     prefill = len(toks) / (time.perf_counter() - t)
     decode_runs = []
-    for seed in (1, 2):
+    ctx = long[:max(2, min(decode_context, n_ctx - gen_tokens - 8, len(long)))]
+    for seed in (1, 2, 3):
         llm.reset()
-        llm.eval(toks[:64])
+        llm.set_seed(seed)
+        llm.eval(ctx[:-1])
         n = 0
         t = None
-        for tok in llm.generate(toks[:64], temp=0.7, top_k=40, top_p=0.9, repeat_penalty=1.1, reset=False):
+        for tok in llm.generate(ctx, temp=0.7, top_k=40, top_p=0.9, repeat_penalty=1.1, reset=False):
             if t is None:
                 t = time.perf_counter()  # from the first sampled token: decode only
             n += 1
@@ -93,7 +99,7 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
                 break
         decode_runs.append((n - 1) / (time.perf_counter() - t))
     del llm
-    return {"prefill_tps": prefill, "decode_tps": max(decode_runs)}
+    return {"prefill_tps": prefill, "decode_tps": _median(decode_runs)}
 
 
 def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48) -> dict[str, Any]:
@@ -131,6 +137,7 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48) ->
                 turns.append({"round": r + 1, "speaker": name, "prompt": ev.data["prompt_tokens"],
                               "prefilled": ev.data["prefilled_tokens"], "new": new,
                               "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
+                              "decode_tps": ev.data.get("decode_tps", 0.0),
                               "latency_ms": ev.data["latency_ms"]})
         rounds_out.append({"round": r + 1, "seconds": time.perf_counter() - t0, "director_s": director_s})
     return {"turns": turns, "rounds": rounds_out}
@@ -175,11 +182,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds = args.rounds or (10 if args.quick else 30)
     model = str(bundled_model_path())
     print(f"mascot-bench: bundled model, {threads} threads, n_ctx {n_ctx}, {rounds} rounds", file=sys.stderr)
-    raw = raw_speed(model, n_ctx, threads)
     conv = conversation(rounds, threads, n_ctx)
     turns = conv["turns"]
-    app_decode = [t["tokens"] / max(1e-6, (t["latency_ms"] - t["ttft_ms"]) / 1000)
-                  for t in turns if t["tokens"] >= 8]
+    # raw decode at the context length of a typical app turn (decode slows as the KV grows)
+    raw = raw_speed(model, n_ctx, threads, decode_context=int(_median([t["prompt"] for t in turns])))
+    app_decode = [t["decode_tps"] for t in turns if t["tokens"] >= 8 and t["decode_tps"] > 0]
     later = [t for t in turns if t["round"] > 1]
     prefill_ratio = sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later))
     q = max(1, len(later) // 4)

@@ -372,9 +372,11 @@ class GroupChat:
                            spoken=spoken, last_speaker=last)
         policy = self.policy()
         while not cancel.is_set():
+            t_dir = time.perf_counter()
             dir_backend = getattr(policy, "backend", None)
             transcript = self._director_transcript(dir_backend) if dir_backend else []
             decision = policy.next(state, transcript)
+            decision.seconds = time.perf_counter() - t_dir  # all the Director's work, prompt included
             if cancel.is_set():
                 break
             if safety_directive and decision.speaker is not None:
@@ -400,7 +402,10 @@ class GroupChat:
         for _attempt in range(2):
             gen = backend.generate(req, cancel)
             raw, shown = "", ""
+            t_first = t_last = 0.0
             for piece in gen:
+                t_last = time.perf_counter()
+                t_first = t_first or t_last
                 raw += piece
                 if PARAGRAPH_END.search(raw):  # one message is one paragraph: stop generating
                     raw = raw[: PARAGRAPH_END.search(raw).start()]
@@ -416,7 +421,7 @@ class GroupChat:
             if hasattr(gen, "close"):
                 gen.close()
             prefilled += gen.stats.prefilled_tokens
-            text, confused = clean_reply(raw, persona.name, others, self.settings.user_name)
+            text, confused = self.finish_reply(raw, persona, gen.stats.stopped)
             if text.startswith(shown) and len(text) > len(shown):
                 yield Event("token", {"speaker": persona.name, "text": text[len(shown):],
                                       "message_id": message_id})
@@ -424,11 +429,24 @@ class GroupChat:
                 break
             req.seed = (req.seed or 0) + 101  # empty after cleanup: one retry with another seed
             req.temperature = max(0.8, req.temperature)
-        if gen.stats.stopped == "length":
-            text = trim_to_sentence(text)
         gen.stats.prefilled_tokens = prefilled
+        if gen.stats.completion_tokens > 1 and t_last > t_first:  # tokens/s as the app received them
+            gen.stats.decode_tps = (gen.stats.completion_tokens - 1) / (t_last - t_first)
         gen.stats.ttft = first_token or time.perf_counter() - t0  # what the user waited
         yield (text, confused, gen.stats)
+
+    def finish_reply(self, raw: str, persona: Persona, stopped: str) -> tuple[str, bool]:
+        """A generated text as the chat keeps it: one paragraph, cleaned of lines written as
+        others, and cut back to its last full sentence when the token limit stopped it.
+        Returns (text, role_confused). Also used for replies generated in batches."""
+        m = PARAGRAPH_END.search(raw)
+        if m:
+            raw = raw[: m.start()]
+        others = [n for n in self.names if n != persona.name]
+        text, confused = clean_reply(raw, persona.name, others, self.settings.user_name)
+        if stopped == "length" and text:
+            text = trim_to_sentence(text)
+        return text, confused
 
     def regenerate(self, message_id: int, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Generate a new alternative for a companion's reply (same speaker, same directive,
@@ -518,6 +536,7 @@ class GroupChat:
                                 "prefilled_tokens": stats.prefilled_tokens,
                                 "completion_tokens": stats.completion_tokens,
                                 "ttft_ms": round(stats.ttft * 1000, 1),
+                                "decode_tps": round(stats.decode_tps, 2),
                                 "latency_ms": round((time.perf_counter() - t0) * 1000, 1)})
 
     def _safety_round(self, verdict: Any, spoken: list[str]) -> Iterator[Event]:
@@ -550,17 +569,27 @@ class GroupChat:
 
 def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                             n_threads: int | None = None) -> Callable[[str | None], Backend]:
-    """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime."""
+    """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime. A registered
+    LoRA adapter resolves to its base model's runtime with the adapter applied per request."""
     from .models import ModelRegistry, bundled_model_path
     from .runtime import RuntimePool
     pool = RuntimePool(n_ctx=n_ctx, n_threads=n_threads)
     registry = ModelRegistry(store) if store is not None else None
+    adapters: dict[tuple[str, str], Backend] = {}
 
     def factory(model: str | None) -> Backend:
         if not model:
             return pool.get(bundled_model_path())
         if registry is not None:
-            return pool.get(registry.get(model).path)
+            info, adapter = registry.resolve(model)
+            if adapter is not None:
+                runtime = pool.get(info.path)
+                key = (runtime.path, adapter.path)
+                if key not in adapters:
+                    from .adapters import AdapterBackend
+                    adapters[key] = AdapterBackend(runtime, adapter.path, name=adapter.name)
+                return adapters[key]
+            return pool.get(info.path)
         return pool.get(model)
 
     factory.pool = pool  # type: ignore[attr-defined]

@@ -309,6 +309,10 @@ def models_list(as_json: bool) -> None:
         click.echo(json.dumps([{k: v for k, v in m.to_dict().items() if k != "chat_template"} for m in items], indent=2))
         return
     for m in items:
+        if m.kind == "lora":
+            click.echo(f"{m.name:32} {m.size_mb:8.1f} MB  {m.architecture:10} {m.quantization:8} "
+                       f"LoRA on {m.base}  sha256 {m.sha256[:12]}…")
+            continue
         click.echo(f"{m.name:32} {m.size_mb:8.1f} MB  {m.architecture:10} {m.quantization:8} "
                    f"ctx {m.context_length:<6} sha256 {m.sha256[:12]}…{'  (bundled)' if m.bundled else ''}")
 
@@ -322,6 +326,18 @@ def models_add(path: Path, name: str | None) -> None:
     m = ModelRegistry(_store()).add(path, name)
     click.echo(f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
                f"{m.size_mb:.1f} MB, sha256 {m.sha256}")
+
+
+@models.command("add-adapter")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--base", required=True, help="The model it was trained on (registered name or .gguf path).")
+@click.option("--name", default=None, help="Name to register it under (default: from the file name).")
+def models_add_adapter(path: Path, base: str, name: str | None) -> None:
+    """Check a LoRA adapter GGUF and register it over a base model (personas can use its name)."""
+    from .models import ModelRegistry
+    m = ModelRegistry(_store()).add_adapter(path, base, name)
+    click.echo(f"Added adapter {m.name}: LoRA on {m.base}, {m.quantization}, {m.size_mb:.1f} MB, "
+               f"sha256 {m.sha256}")
 
 
 @models.command("remove")

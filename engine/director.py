@@ -8,9 +8,13 @@ Rules every policy obeys (enforced here in code, not left to the model):
 * a companion the user names ("Mia, what do you think?" or "@Mia") answers first;
 * the round may end only after ``min_speakers`` companions have spoken.
 
-The Director is an LLM call whose output is constrained by a JSON-schema grammar in llama.cpp:
-``{"speaker": <one of the allowed names or "END">, "directive": "<one line>"}``. The enum holds
-only the companions the rules allow at that moment, so every decision is valid by construction;
+The Director is an LLM call whose output is constrained to
+``{"speaker": <one of the allowed names or "END">, "directive": "<one line>"}`` holding only the
+companions the rules allow at that moment, so every decision is valid by construction. Models
+of 1B parameters and more write the directive freely under a JSON-schema grammar in llama.cpp;
+smaller ones choose it from a menu, decoded as a constrained choice among the exact decision
+strings (``Director.choices``, ``LlamaRuntime._choose``: the model is consulted only where the
+options differ, so a decision costs a few batched evaluations, not ~20 grammar-sampled tokens);
 if the output still cannot be parsed (e.g. cut off by the token limit) the rules' first allowed
 speaker is used and the decision is reported as ``valid: false``.
 
@@ -207,6 +211,17 @@ class Director(Policy):
                 out.append(clean_directive(text.replace("{user}", user_name)))
         return out
 
+    @classmethod
+    def choices(cls, state: RoundState, allowed: list[str], may_end: bool) -> list[str]:
+        """Every valid menu-mode decision, as the exact JSON text the model must produce (the
+        runtime picks one with constrained choice decoding; training uses the same list)."""
+        by_name = {p.name: p for p in state.members}
+        out = [json.dumps({"speaker": n, "directive": d})
+               for n in allowed for d in cls.menu(by_name[n], state.user_name)]
+        if may_end:
+            out.append(json.dumps({"speaker": END, "directive": ""}))
+        return out
+
     def schema(self, state: RoundState, allowed: list[str], may_end: bool) -> dict[str, Any]:
         if self.directive_mode == "menu":
             by_name = {p.name: p for p in state.members}
@@ -269,10 +284,12 @@ class Director(Policy):
             return Decision(None, source="rules")
         allowed = state.allowed()
         may_end = state.may_end()
+        menu = self.directive_mode == "menu"
         req = GenRequest(slot="__director__", messages=self.messages(state, transcript),
                          max_tokens=self.max_tokens, temperature=self.temperature,
                          top_p=1.0, top_k=0, repeat_penalty=1.0, seed=self.seed,
-                         json_schema=self.schema(state, allowed, may_end))
+                         json_schema=None if menu else self.schema(state, allowed, may_end),
+                         choices=self.choices(state, allowed, may_end) if menu else None)
         t0 = time.perf_counter()
         gen = self.backend.generate(req)
         raw = gen.text()

@@ -53,6 +53,8 @@ class ModelInfo:
     parameters: int = 0
     bundled: bool = False
     added: str = ""
+    kind: str = "model"      # "model", or "lora": a LoRA adapter GGUF applied over ``base``
+    base: str = ""           # for kind "lora": the base model's registry name (or path)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -169,7 +171,9 @@ def inspect_gguf(path: str | Path, *, name: str | None = None, compute_hash: boo
     return info
 
 
-def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
+def _open_reader(path: Path) -> Any:
+    """A ``GGUFReader`` for ``path`` after the cheap checks (exists, magic, size); ModelError
+    (one line) otherwise. Close it with ``_close_reader``."""
     if not path.exists():
         raise ModelError(f"{path}: no such file; check the path.")
     if path.is_dir():
@@ -191,35 +195,98 @@ def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
         detail = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
         raise ModelError(f"{path}: the GGUF file is damaged or truncated ({detail}); "
                          "download it again.") from None
+    return reader
+
+
+def _close_reader(reader: Any) -> None:
+    mm = getattr(reader, "data", None)
+    if hasattr(mm, "_mmap") and mm._mmap is not None:
+        try:
+            mm._mmap.close()
+        except Exception:
+            pass
+
+
+def gguf_fields(path: str | Path, keys: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """The values of some header fields of a GGUF file (None where absent). ModelError if the
+    file is not a readable GGUF."""
+    reader = _open_reader(Path(path).expanduser())
     try:
+        return {k: _field(reader, k) for k in keys}
+    finally:
+        _close_reader(reader)
+
+
+def _check_tensors(reader: Any, path: Path, size: int) -> None:
+    if not reader.tensors:
+        raise ModelError(f"{path}: the GGUF file holds no tensors; it is not a usable model.")
+    data_end = max(int(t.data_offset) + int(t.n_bytes) for t in reader.tensors)
+    if data_end > size:
+        raise ModelError(f"{path}: the file is truncated ({size} of {data_end} bytes); "
+                         "download it again.")
+
+
+def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
+    reader = _open_reader(path)
+    size = path.stat().st_size
+    try:
+        if _field(reader, "general.type") == "adapter":
+            raise ModelError(f"{path}: a LoRA adapter, not a model; register it over its base model "
+                             f"with `mascot models add-adapter {path.name} --base MODEL`.")
         arch = str(_field(reader, "general.architecture") or "")
         if not arch:
             raise ModelError(f"{path}: the GGUF file names no architecture; it is not a usable model.")
         if arch not in SUPPORTED_ARCHITECTURES:
             raise ModelError(f"{path}: architecture '{arch}' is not a chat model llama.cpp can run "
                              "here; pick a GGUF of a supported text model (e.g. Llama, Qwen, Gemma).")
-        if not reader.tensors:
-            raise ModelError(f"{path}: the GGUF file holds no tensors; it is not a usable model.")
-        data_end = max(int(t.data_offset) + int(t.n_bytes) for t in reader.tensors)
-        if data_end > size:
-            raise ModelError(f"{path}: the file is truncated ({size} of {data_end} bytes); "
-                             "download it again.")
+        _check_tensors(reader, path, size)
         ctx = _field(reader, f"{arch}.context_length")
         template = _field(reader, "tokenizer.chat_template") or ""
         quant = _quant_name(_field(reader, "general.file_type"), reader)
         params = sum(int(t.n_elements) for t in reader.tensors)
         label = name or str(_field(reader, "general.name") or path.stem)
     finally:
-        mm = getattr(reader, "data", None)
-        if hasattr(mm, "_mmap") and mm._mmap is not None:
-            try:
-                mm._mmap.close()
-            except Exception:
-                pass
+        _close_reader(reader)
     return ModelInfo(
         name=_slug(label), path=str(path.resolve()), sha256=sha256_file(path) if compute_hash else "",
         size=size, architecture=arch, context_length=int(ctx or 0), quantization=quant,
         chat_template=str(template), parameters=params,
+    )
+
+
+def inspect_adapter(path: str | Path, *, name: str | None = None, compute_hash: bool = True) -> ModelInfo:
+    """Read and check a llama.cpp LoRA adapter GGUF (``general.type = adapter``,
+    ``adapter.type = lora``). Raises ModelError (one line). ``kind`` is "lora"; ``base`` is left
+    empty (the registry fills it in)."""
+    path = Path(path).expanduser()
+    reader = _open_reader(path)
+    size = path.stat().st_size
+    try:
+        kind = _field(reader, "general.type")
+        if kind != "adapter":
+            raise ModelError(f"{path}: not a LoRA adapter (general.type is '{kind or 'unset'}'); "
+                             "give an adapter GGUF (see training/adapter_gguf.py), or add a model "
+                             "with `mascot models add`.")
+        atype = _field(reader, "adapter.type")
+        if atype != "lora":
+            raise ModelError(f"{path}: adapter type '{atype}' is not supported; only LoRA adapters are.")
+        arch = str(_field(reader, "general.architecture") or "")
+        if arch not in SUPPORTED_ARCHITECTURES:
+            raise ModelError(f"{path}: the adapter is for architecture '{arch or 'unset'}', which is not "
+                             "a chat model llama.cpp can run here.")
+        _check_tensors(reader, path, size)
+        odd = [t.name for t in reader.tensors if not t.name.endswith((".lora_a", ".lora_b"))]
+        if odd:
+            raise ModelError(f"{path}: tensor '{odd[0]}' is not a LoRA matrix; the adapter is damaged "
+                             "or not a plain LoRA.")
+        quant = _quant_name(_field(reader, "general.file_type"), reader)
+        params = sum(int(t.n_elements) for t in reader.tensors)
+    finally:
+        _close_reader(reader)
+    return ModelInfo(
+        name=_slug(name or path.stem), path=str(path.resolve()),
+        sha256=sha256_file(path) if compute_hash else "", size=size, architecture=arch,
+        context_length=0, quantization=quant, chat_template="", parameters=params, kind="lora",
     )
 
 
@@ -261,6 +328,39 @@ class ModelRegistry:
         self.store.upsert_model(info.to_dict())
         return info
 
+    def add_adapter(self, path: str | Path, base: str, name: str | None = None) -> ModelInfo:
+        """Register a LoRA adapter GGUF to run over the model ``base`` (a registered name, the
+        bundled model or a GGUF path). A persona whose ``model`` names it shares the base
+        model's loaded weights; only the adapter is added (see LlamaRuntime.load_adapter)."""
+        info = inspect_adapter(path, name=name)
+        taken = self.store.model(info.name)
+        if taken and taken.get("kind", "model") != "lora":
+            raise ModelError(f"A model named '{info.name}' is already registered; give the adapter "
+                             "another name with --name.")
+        base_info = self.get(base)
+        if base_info.kind != "model":
+            raise ModelError(f"'{base}' is itself an adapter; give the model it was trained on as --base.")
+        if base_info.architecture != info.architecture:
+            raise ModelError(f"{info.path}: the adapter is for '{info.architecture}' models but '{base_info.name}' "
+                             f"is '{base_info.architecture}'; give the model it was trained on as --base.")
+        registered = base_info.bundled or self.store.model(base_info.name) is not None
+        info.base = base_info.name if registered else base_info.path
+        if info.name == BUNDLED_NAME:
+            info.name = f"{info.name}-lora"
+        info.added = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.store.upsert_model(info.to_dict())
+        return info
+
+    def resolve(self, name_or_path: str | None) -> tuple[ModelInfo, ModelInfo | None]:
+        """(model to load, adapter to apply or None) for a persona's ``model`` value."""
+        info = self.get(name_or_path)
+        if info.kind != "lora":
+            return info, None
+        base = self.get(info.base)
+        if base.kind != "model":
+            raise ModelError(f"Adapter '{info.name}' names '{info.base}' as its base, which is not a model.")
+        return base, info
+
     def get(self, name_or_path: str | None) -> ModelInfo:
         if not name_or_path or name_or_path in (BUNDLED_NAME, "default", "bundled"):
             return self.bundled()
@@ -287,7 +387,10 @@ class ModelRegistry:
         if not os.path.exists(info.path):
             return False, f"{info.name}: file is gone ({info.path}); add it again."
         try:
-            fresh = _inspect(Path(info.path), name=info.name, compute_hash=True)
+            if info.kind == "lora":
+                fresh = inspect_adapter(Path(info.path), name=info.name)
+            else:
+                fresh = _inspect(Path(info.path), name=info.name, compute_hash=True)
         except ModelError as e:
             return False, str(e)
         if info.sha256 and fresh.sha256 != info.sha256:

@@ -15,7 +15,9 @@ boundaries     [str]     <= 8 items of <= 200 chars; what it never does
 example_lines  [str]     <= 8 items of <= 300 chars; lines in its voice (few-shot style)
 color          str       ``#rrggbb``; its name colour in the CLI and GUI (default: derived)
 avatar         str       an emoji or a short text shown as its avatar (default: first letter)
-model          str|null  optional: a registered model name or a GGUF path; null = group default
+model          str|null  optional: a registered model name or a GGUF path; null = group default.
+                         A registered LoRA adapter's name runs that adapter over its base model
+                         (sharing the base's loaded weights with the other personas)
 sampling       object    optional: temperature (0-2), top_p (0-1], top_k (0-200),
                          repeat_penalty (1-2), max_tokens (8-1024)
 extensions     object    optional: data kept verbatim from imported Character Cards

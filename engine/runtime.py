@@ -9,6 +9,11 @@ Design for speed:
   directive (last)``. Before an agent's turn its saved KV state is restored, so llama.cpp only
   prefills what is new to that agent since its last turn (the longest common token prefix is
   kept). After the turn the state is saved again. Slot states hold only the used cells.
+* **Constrained choices without per-token grammar cost.** When the answer must be one of a
+  known list of strings (the Director's menu decisions), the runtime walks a token trie of the
+  options: runs of tokens that every remaining option shares are evaluated together as one
+  batch ("jump-forward"), and the model's logits are consulted only where options diverge.
+  A decision costs a few batched evaluations instead of ~20 grammar-sampled decode steps.
 * **Cancellable.** Prefill runs in chunks and decoding checks the cancel flag after each token,
   so a round stops well within a second.
 
@@ -48,6 +53,12 @@ class GenRequest:
     stop: list[str] = field(default_factory=list)
     json_schema: dict[str, Any] | None = None
     seed: int | None = None
+    # The completion must be exactly one of these strings (constrained choice; see
+    # ``LlamaRuntime._choose``). Overrides ``json_schema``, ``stop`` and ``max_tokens``.
+    choices: list[str] | None = None
+    # A LoRA adapter GGUF applied over this runtime's model for this request (None = the plain
+    # model); see ``LlamaRuntime.load_adapter``. A slot's KV cache belongs to one adapter.
+    adapter: str | None = None
 
 
 @dataclass
@@ -59,6 +70,7 @@ class GenStats:
     seconds: float = 0.0
     model: str = ""
     stopped: str = ""             # "stop", "length", "cancelled"
+    decode_tps: float = 0.0       # generated tokens/s after the first, as the caller received them
 
 
 class Generation:
@@ -194,6 +206,10 @@ class LlamaRuntime:
         self._active: str | None = None
         self._max_slots = max_slots
         self._grammars: dict[str, Any] = {}
+        self.adapters: dict[str, Any] = {}                # adapter path -> llama_adapter_lora handle
+        self._adapter: str | None = None                  # adapter set on the context now
+        self._slot_adapters: dict[str, str | None] = {}   # slot -> adapter its KV was computed with
+        self._tries: OrderedDict[tuple[str, ...], dict] = OrderedDict()
         tok = self.llm
         eos = tok.detokenize([tok.token_eos()]).decode("utf-8", "ignore") if tok.token_eos() >= 0 else ""
         self.format = ChatFormat(info.chat_template or None, eos=eos)
@@ -263,6 +279,69 @@ class LlamaRuntime:
                 self.llm.reset()
                 self.llm._ctx.kv_cache_clear()
 
+    # LoRA adapters -----------------------------------------------------------------------------
+    # Adapters are applied per request through the low-level API (the high-level ``Llama`` takes
+    # one ``lora_path`` at load time and cannot switch): every adapter over this model file shares
+    # the one copy of the base weights; each adds only its own A/B matrices.
+
+    def load_adapter(self, path: str | Path) -> Any:
+        """Load a LoRA adapter GGUF for this model (once per path; freed by ``close``)."""
+        key = str(Path(path).expanduser().resolve())
+        with self.lock:
+            handle = self.adapters.get(key)
+            if handle is None:
+                from .models import inspect_adapter
+                info = inspect_adapter(key, compute_hash=False)  # refuse broken files before C code
+                if info.architecture != self.info.architecture:
+                    raise ModelError(f"{key}: the adapter is for '{info.architecture}' models, not "
+                                     f"{self.name} ({self.info.architecture}).")
+                handle = self._llama_cpp.llama_adapter_lora_init(self.llm.model, key.encode("utf-8"))
+                if not handle:
+                    raise ModelError(f"{key}: llama.cpp could not load this adapter over {self.name} "
+                                     "(was it made for another base model?).")
+                self.adapters[key] = handle
+            return handle
+
+    def _apply_adapter(self, path: str | None) -> None:
+        """Set ``path``'s adapter on the context (None clears it); a no-op when it is set already."""
+        key = str(Path(path).expanduser().resolve()) if path else None
+        if key == self._adapter:
+            return
+        lc, ctx = self._llama_cpp, self.llm._ctx.ctx
+        if key is None:
+            rc = lc.llama_set_adapters_lora(ctx, None, 0, None)
+        else:
+            handles = (lc.llama_adapter_lora_p_ctypes * 1)(self.load_adapter(key))
+            rc = lc.llama_set_adapters_lora(ctx, handles, 1, (ctypes.c_float * 1)(1.0))
+        if rc != 0:
+            raise ModelError(f"llama.cpp could not {'set the adapter ' + key if key else 'clear the adapter'} "
+                             f"on {self.name} (error {rc}).")
+        self._adapter = key
+
+    def _use_adapter(self, req: GenRequest) -> None:
+        """After ``_switch_to(req.slot)``: apply the request's adapter. A slot's cached KV was
+        computed with the adapter of its previous request, so when that differs the live slot
+        starts from empty (never reuse KV across adapters)."""
+        key = str(Path(req.adapter).expanduser().resolve()) if req.adapter else None
+        self._apply_adapter(key)
+        if self._slot_adapters.get(req.slot, key) != key:
+            self.llm.reset()
+            self.llm._ctx.kv_cache_clear()
+        self._slot_adapters[req.slot] = key
+
+    def close(self) -> None:
+        """Free the adapters, then the model and context. The runtime is unusable afterwards."""
+        with self.lock:
+            if self.adapters:
+                self._llama_cpp.llama_set_adapters_lora(self.llm._ctx.ctx, None, 0, None)
+                for handle in self.adapters.values():
+                    self._llama_cpp.llama_adapter_lora_free(handle)
+                self.adapters.clear()
+                self._adapter = None
+            self._slots.clear()
+            self._active = None
+            self.llm.close()
+
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema)  # property order matters: the grammar emits keys in this order
         g = self._grammars.get(key)
@@ -301,6 +380,7 @@ class LlamaRuntime:
         Returns the number of tokens evaluated; stops early when ``cancel`` is set."""
         with self.lock:
             self._switch_to(req.slot)
+            self._use_adapter(req)
             tokens = self.tokenize(self.format.render(req.messages))
             if len(tokens) > self.n_ctx - req.max_tokens:
                 return 0
@@ -313,6 +393,7 @@ class LlamaRuntime:
         t0 = time.perf_counter()
         with self.lock:
             self._switch_to(req.slot)
+            self._use_adapter(req)
             prompt = self.format.render(req.messages)
             tokens = self.tokenize(prompt)
             budget = self.n_ctx - req.max_tokens
@@ -325,6 +406,9 @@ class LlamaRuntime:
             except Cancelled:
                 stats.stopped = "cancelled"
                 self.llm.reset()
+                return
+            if req.choices:
+                yield from self._choose(tokens[-1], req, cancel, stats, t0)
                 return
             if req.seed is not None:
                 self.llm.set_seed(req.seed)
@@ -374,6 +458,77 @@ class LlamaRuntime:
                 stats.completion_tokens = n
                 stats.stopped = finish
                 stats.seconds = time.perf_counter() - t0
+
+
+    # constrained choice -------------------------------------------------------------------------
+    _END = -1  # trie key marking "an option ends here"
+
+    def _trie(self, choices: list[str]) -> dict:
+        key = tuple(choices)
+        trie = self._tries.get(key)
+        if trie is None:
+            trie = {}
+            for c in choices:
+                node = trie
+                for t in self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False):
+                    node = node.setdefault(t, {})
+                node[self._END] = {}
+            self._tries[key] = trie
+            while len(self._tries) > 64:
+                self._tries.popitem(last=False)
+        return trie
+
+    def _choose(self, last: int, req: GenRequest, cancel: threading.Event | None, stats: GenStats,
+                t0: float) -> Iterator[str]:
+        """Pick one of ``req.choices`` token by token: greedy (temperature 0) or sampled from the
+        model's distribution restricted to the tokens that keep the text a valid option.
+
+        Tokens every remaining option shares are appended without consulting the model and
+        evaluated in one batch with the next branch point, so the cost is one batched
+        evaluation per real decision. Options are tokenized on their own (the canonical
+        tokenization); the result equals grammar-constrained decoding restricted to that
+        tokenization."""
+        import numpy as np
+        llm = self.llm
+        node = self._trie(req.choices or [])
+        rng = np.random.default_rng(req.seed)
+        pending, out = [last], []
+        n_vocab = llm.n_vocab()
+        while True:
+            while len(node) == 1 and self._END not in node:  # forced run: no choice to make
+                t = next(iter(node))
+                pending.append(t)
+                out.append(t)
+                node = node[t]
+            if set(node) == {self._END}:
+                break
+            if cancel is not None and cancel.is_set():
+                stats.stopped = "cancelled"
+                llm.reset()
+                return
+            llm.eval(pending)
+            logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
+            options = [t for t in node if t != self._END]
+            scores = np.array([logits[t] for t in options], dtype=np.float64)
+            if self._END in node:  # an option may stop here: weigh "stop" by the end token
+                options.append(self._END)
+                scores = np.append(scores, logits[llm.token_eos()])
+            if req.temperature <= 0:
+                k = int(np.argmax(scores))
+            else:
+                p = np.exp((scores - scores.max()) / req.temperature)
+                k = int(rng.choice(len(options), p=p / p.sum()))
+            if options[k] == self._END:
+                break
+            pending = [options[k]]
+            out.append(options[k])
+            node = node[options[k]]
+        text = llm.detokenize(out).decode("utf-8", "replace")
+        stats.completion_tokens = len(out)
+        stats.stopped = "stop"
+        stats.ttft = time.perf_counter() - t0
+        stats.seconds = stats.ttft
+        yield text
 
 
 class RuntimePool:
@@ -430,6 +585,8 @@ class FakeBackend:
             text = self._replies.pop(0)
         else:
             text = "…"
+        if req.choices and text not in req.choices:
+            text = req.choices[0]
         prompt = sum(self.count_tokens(m["content"]) for m in req.messages)
 
         def pieces() -> Iterator[str]:

@@ -149,6 +149,9 @@ def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, 
     logged = {k for h in metrics["history"] for k in h}
     for comp in ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format"):
         assert f"rewards/{comp}/mean" in logged
+    # menu mode: every sampled decision was one the app can make (constrained like the app)
+    assert metrics["constrained_generations"] > 0 and metrics["unconstrained_generations"] == 0
+    assert all(h["rewards/format/mean"] == 1.0 for h in metrics["history"] if "rewards/format/mean" in h)
     ev = json.loads((out / "eval" / "metrics.json").read_text())
     assert set(ev["policies"]) == {"round-robin", "untrained", "trained"}
     for stage in ("base", "director", "export", "eval"):
@@ -171,3 +174,56 @@ def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, 
         assert Path(chat.policy().backend.path).name == manifest["registered"]["path"].split("/")[-1]
     finally:
         store.close()
+
+
+@pytest.mark.model
+def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
+    """During GRPO the Director's sampled decisions are restricted to the app's exact decision
+    strings (the same list the runtime's constrained choice decoding uses), so the GRPO group
+    differs in which speaker/directive it picks, never in broken JSON."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from engine.runtime import ChatFormat
+    from training.base_model import build_tiny
+    from training.config import BaseConfig
+    from training.director_grpo import ChoiceConstraint, decision_choices, director_prompt
+    build_tiny(BaseConfig(tiny=True), tmp_path, seed=0)
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(str(tmp_path), dtype=torch.float32)
+    states = [_state(), _state([{"speaker": "Mia", "text": "That sounds exhausting."}])]
+    fmt = ChatFormat(None)
+    prompts = [director_prompt(s, fmt) for s in states]
+    constraint = ChoiceConstraint(tok, {p: decision_choices(s) for p, s in zip(prompts, states)})
+    constraint.attach(model)
+    torch.manual_seed(0)
+    batch = tok(text=prompts * 3, return_tensors="pt", padding=True)
+    out = model.generate(**batch, do_sample=True, temperature=1.0, max_new_tokens=48,
+                         pad_token_id=tok.pad_token_id or tok.eos_token_id)
+    texts = tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+    for i, text in enumerate(texts):
+        assert text in decision_choices(states[i % 2]), text
+    assert "Mia" not in {json.loads(t)["speaker"] for t in texts[1::2]}  # Mia already spoke
+    assert constraint.constrained == 6 and constraint.unconstrained == 0
+
+
+@pytest.mark.model
+def test_rollouts_of_a_grpo_group_are_decoded_together_and_cached():
+    from engine.models import bundled_model_path
+    from training.director_grpo import Rollouts
+    from training.director_rewards import GroupRewarder
+    st = _state()
+    rollout = Rollouts(bundled_model_path(), max_tokens=16, n_threads=1, seed=3)
+    rw = GroupRewarder(FakeJudge(), rollout, mode="menu")
+    names = st.round_state().allowed()
+    directive = "Ask User one gentle question"
+    rw.prefetch([(st, n, directive) for n in names] + [(st, names[0], directive), (st, None, "")])
+    assert rw.rollout_calls == len(names)  # duplicates and END are not rolled out
+    replies = [rw.rollout(st, n, directive) for n in names]
+    assert all(r.strip() for r in replies) and len(set(replies)) == len(names)
+    for n, r in zip(names, replies):  # kept as the chat keeps a reply: nobody else's lines
+        assert not any(f"{o}:" in r for o in names if o != n)
+    rw.evaluate(st, json.dumps({"speaker": names[0], "directive": directive}))
+    assert rw.rollout_calls == len(names)  # scoring reuses the batched rollout

@@ -23,9 +23,16 @@ Steps (each writes a sub-folder of OUT with ``config.json`` and ``DONE``; finish
                   the untrained Director (both run by ``engine.director.Director`` in llama.cpp with
                   the app's grammar) and round-robin; ``eval/metrics.json``.
 
-Simplifications (honest list): GRPO samples decisions *without* the app's JSON grammar (trl
-generates in transformers), so format validity is learned and rewarded; at run time the grammar
-makes every decision valid anyway. The reward is per decision (one rolled-out reply), not over a
+Decisions are sampled under the same constraint the app uses: in "menu" mode (models under 1B
+parameters) generation is restricted to the exact decision strings of ``Director.choices``
+(``ChoiceConstraint``: a token trie passed to transformers' ``generate`` as
+``prefix_allowed_tokens_fn``, the counterpart of the runtime's constrained choice decoding), so
+every sampled decision is valid and the GRPO group differs in *which* speaker and directive it
+picks. The policy's log-probabilities in the loss are the model's unconstrained ones (as usual
+for constrained sampling in GRPO). In "free" mode sampling is unconstrained and format validity
+is rewarded.
+
+Simplifications (honest list): The reward is per decision (one rolled-out reply), not over a
 whole round. ``beta`` (KL to the base model) defaults to 0. The judge is the offline heuristic
 judge. With a 135M model the Director runs in "menu" mode (directive chosen from a list), as in
 the app.
@@ -72,11 +79,13 @@ class DirectorConfig:
     states_per_scenario: int = opt(2, "1 = round start only; 2 = also after the first reply.")
     directive_mode: str = opt("auto", "auto (menu below 1B parameters, as the app), menu or free.")
     steps: int = opt(20, "GRPO optimiser steps.")
-    num_generations: int = opt(4, "Decisions sampled per state (the GRPO group).")
+    num_generations: int = opt(6, "Decisions sampled per state (the GRPO group).")
     prompts_per_step: int = opt(1, "States per step.")
     learning_rate: float = opt(5e-5, "Learning rate (LoRA).")
     beta: float = opt(0.0, "KL anchor to the base model (0 = no reference model, cheaper).")
-    temperature: float = opt(1.0, "Sampling temperature during training.")
+    temperature: float = opt(1.5, "Sampling temperature during training (above 1 so a small model's peaked "
+                                  "choice still explores other speakers and directives; identical "
+                                  "decisions in a GRPO group give no gradient).")
     max_completion_length: int = opt(40, "Longest decision, in tokens.")
     rollout_max_tokens: int = opt(48, "Longest rolled-out companion reply, in tokens.")
     end_reward: float = opt(0.5, "Content components of an END decision.")
@@ -125,9 +134,7 @@ class Rollouts:
         self.max_tokens = max_tokens
         self.seed = seed
 
-    def __call__(self, state: Any, speaker: str, directive: str) -> str:
-        import threading
-
+    def _chat(self, state: Any) -> Any:
         from engine.chat import ChatSettings, GroupChat, TranscriptItem
         backend = self.pool.get(self.path)
         chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin", seed=self.seed,
@@ -135,6 +142,11 @@ class Rollouts:
                          backend_for=lambda _m: backend)
         chat.transcript = [TranscriptItem("user" if h["speaker"] == "User" else "companion", h["speaker"], h["text"])
                            for h in state.transcript()]
+        return chat
+
+    def __call__(self, state: Any, speaker: str, directive: str) -> str:
+        import threading
+        chat = self._chat(state)
         persona = chat.member(speaker)
         req = chat.speaker_request(persona, directive)
         result: Any = None
@@ -142,6 +154,21 @@ class Rollouts:
             if isinstance(out, tuple):
                 result = out
         return (result[0] if result else "").strip()
+
+    def many(self, items: list[tuple[Any, str, str]]) -> list[str]:
+        """Several rollouts decoded together (engine.batch), each kept as the chat keeps a reply
+        (``GroupChat.finish_reply``). Same prompts and settings as ``__call__``; the sampled
+        texts differ from one-at-a-time rollouts only in the random draws."""
+        from engine.batch import BatchGenerator
+        chats, reqs = [], []
+        for state, speaker, directive in items:
+            chat = self._chat(state)
+            chats.append((chat, chat.member(speaker)))
+            reqs.append(chat.speaker_request(chat.member(speaker), directive))
+        backend = self.pool.get(self.path)
+        with BatchGenerator(backend, n_seq=min(4, len(reqs)), n_ctx=2048) as gen:
+            results = gen.generate(reqs)
+        return [chat.finish_reply(r.text, persona, r.stopped)[0].strip() for (chat, persona), r in zip(chats, results)]
 
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
@@ -298,7 +325,12 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     model = get_peft_model(model, peft_config(cfg.lora, "CAUSAL_LM"))
     by_id = {s.id: s for s in states}
     fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
-    ds = Dataset.from_list([{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states])
+    rows = [{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states]
+    ds = Dataset.from_list(rows)
+    constraint = None
+    if mode == "menu":
+        constraint = ChoiceConstraint(tok, {r["prompt"]: decision_choices(by_id[r["state_id"]]) for r in rows})
+        constraint.attach(model)
     args = GRPOConfig(output_dir=str(folder / "checkpoints"), max_steps=cfg.steps, learning_rate=cfg.learning_rate,
                       per_device_train_batch_size=cfg.prompts_per_step * cfg.num_generations,
                       num_generations=cfg.num_generations, max_completion_length=cfg.max_completion_length,
@@ -314,7 +346,9 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
                 or k.startswith("rewards/")} for h in trainer.state.log_history]
     metrics: dict[str, Any] = {"mode": mode, "states": len(states), "history": history,
                                "steps_done": int(trainer.state.global_step),
-                               "rollouts": rewarder.rollout_calls, "seconds": round(time.perf_counter() - t0, 1)}
+                               "rollouts": rewarder.rollout_calls, "seconds": round(time.perf_counter() - t0, 1),
+                               "constrained_generations": constraint.constrained if constraint else 0,
+                               "unconstrained_generations": constraint.unconstrained if constraint else 0}
     rewards = [h["reward"] for h in history if "reward" in h]
     if rewards:
         k = max(1, len(rewards) // 4)
@@ -326,6 +360,77 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     save_config(folder, cfg)
     mark_done(folder, {k: v for k, v in metrics.items() if k != "history"})
     return folder
+
+
+def decision_choices(state: Any) -> list[str]:
+    """The exact decision strings the app's Director may produce in this state (menu mode)."""
+    from engine.director import Director
+    rs = state.round_state()
+    return Director.choices(rs, rs.allowed(), rs.may_end())
+
+
+class ChoiceConstraint:
+    """Restricts transformers' sampling to one of the known decision strings per prompt.
+
+    Each prompt's choices are tokenized with the training tokenizer into a trie; the wrapped
+    ``generate`` looks up every row's prompt (left padding removed) and passes a
+    ``prefix_allowed_tokens_fn`` that allows only tokens continuing some choice (and EOS once a
+    choice is complete). Rows whose prompt is unknown are left unconstrained and counted."""
+
+    END = -1
+
+    def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]]):
+        self.eos = tok.eos_token_id
+        self.tries: dict[tuple[int, ...], dict] = {}
+        for prompt, choices in choices_by_prompt.items():
+            trie: dict = {}
+            for c in choices:
+                node = trie
+                for t in tok(c, add_special_tokens=False)["input_ids"]:
+                    node = node.setdefault(t, {})
+                node[self.END] = {}
+            self.tries[tuple(tok(text=prompt)["input_ids"])] = trie
+        self.constrained = 0
+        self.unconstrained = 0
+
+    def allowed(self, trie: dict | None, generated: list[int]) -> list[int] | None:
+        if trie is None:
+            return None
+        node = trie
+        for t in generated:
+            if t not in node:
+                return [self.eos]  # finished (EOS, then padding)
+            node = node[t]
+        out = [t for t in node if t != self.END]
+        if self.END in node:
+            out.append(self.eos)
+        return out or [self.eos]
+
+    def attach(self, model: Any) -> None:
+        original = model.generate
+
+        def generate(*args: Any, **kw: Any) -> Any:
+            ids, mask = kw.get("input_ids"), kw.get("attention_mask")
+            if ids is None:
+                return original(*args, **kw)
+            width = ids.shape[1]
+            tries = []
+            for r in range(ids.shape[0]):
+                row = ids[r][mask[r].bool()] if mask is not None else ids[r]
+                trie = self.tries.get(tuple(row.tolist()))
+                tries.append(trie)
+                if trie is None:
+                    self.unconstrained += 1
+                else:
+                    self.constrained += 1
+            vocab = list(range(model.config.vocab_size))
+
+            def fn(batch_id: int, seq: Any) -> list[int]:
+                out = self.allowed(tries[batch_id], seq[width:].tolist())
+                return vocab if out is None else out
+            return original(*args, prefix_allowed_tokens_fn=fn, **kw)
+
+        model.generate = generate
 
 
 def _TimeLimit(minutes: float) -> Any:
@@ -416,8 +521,9 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
     result: dict[str, Any] = {"states": len(states), "weights": weights, "policies": {}}
     for label, policy in policies.items():
         rows = []
-        for s in states:
-            d = policy.next(s.round_state(), s.transcript())
+        decisions = [policy.next(s.round_state(), s.transcript()) for s in states]
+        rewarder.prefetch([(s, d.speaker, d.directive) for s, d in zip(states, decisions)])
+        for s, d in zip(states, decisions):
             comps = rewarder.decision_components(s, d.speaker, d.directive)
             comps["format"] = 1.0 if d.valid else 0.0
             rows.append({"state": s.id, "speaker": d.speaker, "directive": d.directive,

@@ -123,6 +123,20 @@ class GroupRewarder:
             self._rollouts[key] = self.rollout_fn(state, speaker, directive)
         return self._rollouts[key]
 
+    def prefetch(self, items: list[tuple[GroupState, str, str]]) -> None:
+        """Roll out every not yet cached (state, speaker, directive) at once when the rollout
+        function can batch (``rollout_fn.many``); otherwise rollouts happen one by one later."""
+        many = getattr(self.rollout_fn, "many", None)
+        todo = list(dict.fromkeys((s.id, sp, d) for s, sp, d in items if sp is not None
+                                  and (s.id, sp, d) not in self._rollouts))
+        if many is None or len(todo) < 2:
+            return
+        by_id = {s.id: s for s, _, _ in items}
+        texts = many([(by_id[i], sp, d) for i, sp, d in todo])
+        self.rollout_calls += len(todo)
+        for key, text in zip(todo, texts):
+            self._rollouts[key] = text
+
     def evaluate(self, state: GroupState, completion: str) -> dict[str, float]:
         rs = state.round_state()
         speaker, directive, fmt = parse_decision(completion, rs, self.mode)
@@ -193,6 +207,11 @@ def make_reward_funcs(rewarder: GroupRewarder, states: dict[str, GroupState],
 
         def fn(prompts: list[str], completions: list[str], state_id: list[str] | None = None,
                _comp: str = comp, **kw: Any) -> list[float]:
+            pending = []
+            for s, c in zip(state_id or [], completions):
+                speaker, directive, _ = parse_decision(c, states[s].round_state(), rewarder.mode)
+                pending.append((states[s], speaker, clean_directive(directive)))
+            rewarder.prefetch(pending)  # the group's rollouts decoded together
             return [rewarder.evaluate(states[s], c)[_comp] for s, c in zip(state_id or [], completions)]
         fn.__name__ = comp
         fns.append(fn)

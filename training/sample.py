@@ -6,6 +6,12 @@ Replies are sampled with llama.cpp from ``OUT/base/base-f16.gguf`` (far faster t
 on CPU), with the app's own prompt and cleanup, then scored 1-5 on the five MASCOT dimensions by
 the judge (``engine.judge``). Only the scenario ``train`` split is used.
 
+The K replies of one context are decoded together (``engine.batch.BatchGenerator``: one
+llama.cpp step advances all K, and the shared prompt is evaluated once); with
+``MASCOT_BATCH=0``, or when llama.cpp cannot create the batch context, they are generated one
+after the other as before. Every reply has its own seed, so runs are reproducible in either
+mode; the two modes draw different random numbers (same distribution, different replies).
+
 Output ``OUT/samples/samples.jsonl``: one row per reply with its scores; the stage resumes where
 it stopped (finished contexts are skipped).
 
@@ -15,7 +21,10 @@ optimisation); replies are judged as the first speaker of a round (``others`` is
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 from .common import append_jsonl, is_done, mark_done, need, progress, read_jsonl, sha256_file
 from .config import SampleConfig, save_config
@@ -71,15 +80,14 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
         append_jsonl(path, keep)
     judge = make_judge(cfg.judge)
     runtime = LlamaRuntime(gguf, n_ctx=cfg.n_ctx)
+    batch = batch_generator(runtime, cfg.k, cfg.n_ctx)
     try:
         for ctx in progress(todo, desc="sample+judge", unit="ctx"):
-            replies = []
-            for i in range(cfg.k):
-                req = GenRequest(slot="sample", messages=ctx.messages, max_tokens=cfg.max_tokens,
-                                 temperature=cfg.temperature, top_p=cfg.top_p, top_k=0,
-                                 repeat_penalty=1.1, stop=ctx.stop, seed=seed * 100003 + i * 7919 + hash_id(ctx.id))
-                raw = runtime.generate(req).text()
-                replies.append((raw, *ctx.clean(raw)))
+            reqs = [GenRequest(slot="sample", messages=ctx.messages, max_tokens=cfg.max_tokens,
+                               temperature=cfg.temperature, top_p=cfg.top_p, top_k=0,
+                               repeat_penalty=1.1, stop=ctx.stop, seed=seed * 100003 + i * 7919 + hash_id(ctx.id))
+                    for i in range(cfg.k)]
+            replies = [(raw, *ctx.clean(raw)) for raw in generate_replies(runtime, batch, reqs)]
             if hasattr(judge, "warm"):
                 judge.warm([r for _, r, _ in replies])
             rows = []
@@ -90,10 +98,33 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
                              "scores": scores.values, "mean": round(scores.mean, 4), "judge": scores.judge})
             append_jsonl(path, rows)
     finally:
+        if batch is not None:
+            batch.close()  # before the model it runs on
         runtime.llm.close()
     rows = read_jsonl(path)
     mark_done(folder, {"replies": len(rows), "contexts": len(contexts), "judge": cfg.judge})
     return folder
+
+
+def batch_generator(runtime: Any, k: int, n_ctx: int) -> Any:
+    """A ``BatchGenerator`` for the K replies of a context, or None for one-by-one generation
+    (K = 1, ``MASCOT_BATCH=0``, or llama.cpp could not create the context: a note on stderr)."""
+    from engine.batch import BatchGenerator
+    from engine.errors import ModelError
+    if k < 2 or os.environ.get("MASCOT_BATCH", "1") == "0":
+        return None
+    try:
+        return BatchGenerator(runtime, n_seq=min(k, 8), n_ctx=n_ctx)
+    except ModelError as e:
+        print(f"Sampling one reply at a time: {e}", file=sys.stderr)
+        return None
+
+
+def generate_replies(runtime: Any, batch: Any, reqs: list[Any]) -> list[str]:
+    """Raw reply texts for ``reqs`` (batched when ``batch`` is a ``BatchGenerator``)."""
+    if batch is None:
+        return [runtime.generate(req).text() for req in reqs]
+    return [r.text for r in batch.generate(reqs)]
 
 
 def hash_id(text: str) -> int:
