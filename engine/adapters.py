@@ -74,9 +74,13 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
 
     * ``adapter_file_mb``; ``rss_load_mb`` / ``pss_load_mb``: growth of this process's RSS/PSS
       when llama.cpp loads the adapter (0 with ``loaded_before`` when it was loaded already);
-      ``rss_used_mb`` / ``pss_used_mb``: growth from before loading to after the turns below
-      (adds any larger compute buffers llama.cpp reserves for the adapter graph);
-    * ``switch_ms``: one set + clear of the adapter on the context, averaged over ``switches``;
+      ``rss_used_mb`` / ``pss_used_mb``: growth from before loading to after the adapter
+      persona's turns (adds the larger compute graph llama.cpp reserves with an adapter set).
+      Plain personas have taken their turns before the first reading, so their own KV slots
+      and buffers are not counted;
+    * ``switch_ms``: one set + clear of the adapter on the context, averaged over ``switches``
+      (bookkeeping only: llama.cpp rebuilds its graph at the next evaluation, which the
+      first-token times below include);
     * ``first_token_ms_plain``: median time of a 1-token turn for a plain persona right after
       another plain persona (KV slot switch + first token, no adapter change);
       ``first_token_ms_to_adapter``: the same for the adapter persona right after a plain one;
@@ -88,23 +92,6 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
     out: dict[str, Any] = {"model": runtime.name, "adapter": Path(key).name,
                            "adapter_file_mb": round(Path(key).stat().st_size / 1e6, 3),
                            "loaded_before": key in runtime.adapters}
-    before = _mem_kb()
-    t = time.perf_counter()
-    runtime.load_adapter(key)
-    out["load_ms"] = round((time.perf_counter() - t) * 1000, 3)
-    loaded = _mem_kb()
-    out["rss_load_mb"] = round((loaded["rss"] - before["rss"]) / 1024, 2)
-    out["pss_load_mb"] = round((loaded["pss"] - before["pss"]) / 1024, 2)
-
-    with runtime.lock:
-        runtime._apply_adapter(None)
-        t = time.perf_counter()
-        for _ in range(switches):
-            runtime._apply_adapter(key)
-            runtime._apply_adapter(None)
-        out["switch_ms"] = round((time.perf_counter() - t) / max(1, switches) * 1000, 4)
-        out["switches"] = switches
-
     plain_a = GenRequest(slot="__cost_plain_a__", messages=COST_MESSAGES, max_tokens=1,
                          temperature=0.0, repeat_penalty=1.0)
     plain_b = dataclasses.replace(plain_a, slot="__cost_plain_b__")
@@ -115,31 +102,82 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
         runtime.generate(req).text()
         return (time.perf_counter() - t0) * 1000
 
+    def decode_tps(req: GenRequest) -> float:
+        gen = runtime.generate(dataclasses.replace(req, max_tokens=decode_tokens))
+        gen.text()
+        s = gen.stats
+        return round(max(0, s.completion_tokens - 1) / max(1e-9, s.seconds - s.ttft), 2)
+
     try:
-        for req in (plain_a, plain_b, lora):  # prefill each slot once; later turns reuse its KV
+        with runtime.lock:
+            runtime._apply_adapter(None)
+        for req in (plain_a, plain_b):  # plain personas first: their memory is not the adapter's
             turn(req)
+        out["decode_tps_plain"] = decode_tps(plain_a)
+        before = _mem_kb()
+        t = time.perf_counter()
+        runtime.load_adapter(key)
+        out["load_ms"] = round((time.perf_counter() - t) * 1000, 3)
+        loaded = _mem_kb()
+        out["rss_load_mb"] = round((loaded["rss"] - before["rss"]) / 1024, 2)
+        out["pss_load_mb"] = round((loaded["pss"] - before["pss"]) / 1024, 2)
+        with runtime.lock:
+            t = time.perf_counter()
+            for _ in range(switches):
+                runtime._apply_adapter(key)
+                runtime._apply_adapter(None)
+            out["switch_ms"] = round((time.perf_counter() - t) / max(1, switches) * 1000, 4)
+        out["switches"] = switches
+        turn(lora)  # prefill the adapter persona's slot once; later turns reuse its KV
         plain, to_lora, from_lora = [], [], []
         for _ in range(turns):
-            plain.append(turn(plain_b))     # plain_a -> plain_b: slot switch only
-            to_lora.append(turn(lora))      # plain_b -> lora: slot switch + adapter set
+            plain.append(turn(plain_b))      # plain_a -> plain_b: slot switch only
+            to_lora.append(turn(lora))       # plain_b -> lora: slot switch + adapter set
             from_lora.append(turn(plain_a))  # lora -> plain_a: slot switch + adapter clear
         out["first_token_ms_plain"] = round(statistics.median(plain), 2)
         out["first_token_ms_to_adapter"] = round(statistics.median(to_lora), 2)
         out["first_token_ms_from_adapter"] = round(statistics.median(from_lora), 2)
         out["turns"] = turns
-        for label, req in (("plain", plain_a), ("adapter", lora)):
-            gen = runtime.generate(dataclasses.replace(req, max_tokens=decode_tokens))
-            gen.text()
-            s = gen.stats
-            decode_s = max(1e-9, s.seconds - s.ttft)
-            out[f"decode_tps_{label}"] = round(max(0, s.completion_tokens - 1) / decode_s, 2)
+        out["decode_tps_adapter"] = decode_tps(lora)
+        used = _mem_kb()
+        out["rss_used_mb"] = round((used["rss"] - before["rss"]) / 1024, 2)
+        out["pss_used_mb"] = round((used["pss"] - before["pss"]) / 1024, 2)
     finally:
         for req in (plain_a, plain_b, lora):
             runtime.drop_slot(req.slot)
             runtime._slot_adapters.pop(req.slot, None)
         with runtime.lock:
             runtime._apply_adapter(None)
-    used = _mem_kb()
-    out["rss_used_mb"] = round((used["rss"] - before["rss"]) / 1024, 2)
-    out["pss_used_mb"] = round((used["pss"] - before["pss"]) / 1024, 2)
     return out
+
+
+def synthetic_adapter(model_path: str | Path, out_path: str | Path, *, rank: int = 16, alpha: float = 32.0,
+                      targets: tuple[str, ...] = ("attn_q", "attn_k", "attn_v", "attn_output",
+                                                  "ffn_gate", "ffn_up", "ffn_down"),
+                      seed: int = 0) -> Path:
+    """A random LoRA adapter GGUF shaped for ``model_path`` (for measuring adapter costs without
+    a trained one; it changes outputs arbitrarily). Same layout as ``training/adapter_gguf.py``
+    writes: ``blk.N.<target>.weight.lora_a`` (rank x in) and ``.lora_b`` (out x rank), f16."""
+    import gguf
+    import numpy as np
+    reader = gguf.GGUFReader(str(model_path))
+    arch = bytes(reader.fields["general.architecture"].parts[-1]).decode()
+    rng = np.random.default_rng(seed)
+    out_path = Path(out_path)
+    writer = gguf.GGUFWriter(str(out_path), arch)
+    writer.add_string("general.type", "adapter")
+    writer.add_string("adapter.type", "lora")
+    writer.add_float32("adapter.lora.alpha", float(alpha))
+    for t in reader.tensors:
+        parts = t.name.split(".")
+        if len(parts) == 4 and parts[0] == "blk" and parts[2] in targets and parts[3] == "weight":
+            n_in, n_out = int(t.shape[0]), int(t.shape[1])  # GGUF shapes are (ne0 = in, ne1 = out)
+            a = (rng.standard_normal((rank, n_in)) / np.sqrt(n_in)).astype(np.float16)
+            b = (rng.standard_normal((n_out, rank)) * 0.01).astype(np.float16)
+            writer.add_tensor(t.name + ".lora_a", a)
+            writer.add_tensor(t.name + ".lora_b", b)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return out_path

@@ -170,6 +170,38 @@ def _cold_start(threads: int, n_ctx: int) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def batch_speed(model: str, threads: int) -> dict[str, Any]:
+    """Batched vs one-after-the-other generation of 4 independent replies (engine.batch):
+    4 different prompts, and 4 samples of one prompt (the training case)."""
+    from .batch import batch_throughput
+    from .runtime import LlamaRuntime
+    rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
+    try:
+        return {"different_prompts": batch_throughput(rt, n_seq=4, max_tokens=48),
+                "one_prompt": batch_throughput(rt, n_seq=4, max_tokens=48, shared_prompt=True)}
+    finally:
+        rt.close()
+
+
+def adapter_speed(model: str, threads: int) -> dict[str, Any]:
+    """Per-persona LoRA adapters over one shared base (engine.adapters): memory and switch cost,
+    with a synthetic rank-16 adapter written for the model (bench only; real adapters come from
+    ``mascot-train``)."""
+    try:
+        from .adapters import adapter_costs, synthetic_adapter
+    except ImportError as e:  # pragma: no cover - adapters are part of the engine
+        return {"error": str(e)}
+    import tempfile
+    from .runtime import LlamaRuntime
+    with tempfile.TemporaryDirectory() as tmp:
+        path = synthetic_adapter(model, Path(tmp) / "bench-lora.gguf", rank=16)
+        rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
+        try:
+            return adapter_costs(rt, path)
+        finally:
+            rt.close()
+
+
 def _median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
@@ -200,6 +232,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                               str(threads), "--n-ctx", str(n_ctx)], capture_output=True, text=True, timeout=900)
         mem[n] = json.loads(out.stdout.strip().splitlines()[-1])
     cold = _cold_start(threads, n_ctx)
+    batch = batch_speed(model, threads)
+    adapters = adapter_speed(model, threads)
     result = {
         "threads": threads, "n_ctx": n_ctx, "rounds": rounds,
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
@@ -215,6 +249,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rss_4_mb": mem[4]["rss_mb"], "pss_4_mb": mem[4]["pss_mb"],
         "memory_ratio_4_agents": mem[4]["pss_mb"] / mem[1]["pss_mb"],
         "cold_start_first_token_s": cold,
+        "batch": batch, "adapters": adapters,
         "turns": turns,
     }
     return result
@@ -244,6 +279,22 @@ def table(r: dict[str, Any]) -> str:
         ("memory_ratio_4_agents (PSS)", f"{r['memory_ratio_4_agents']:.3f}", t("memory_ratio_4_agents")),
         ("cold start to first token", f"{r['cold_start_first_token_s']:.1f} s", ""),
     ]
+    for key, label in (("different_prompts", "4 different prompts"), ("one_prompt", "4 samples of one prompt")):
+        b = r.get("batch", {}).get(key)
+        if b:
+            rows.append((f"batched generation, {label}", f"{b['batched_tok_s']:.1f} vs {b['sequential_tok_s']:.1f} "
+                         f"tok/s one by one ({b['speedup']:.2f}x)", ""))
+    a = r.get("adapters") or {}
+    if "switch_ms" in a:
+        rows += [
+            ("LoRA adapter (rank 16): file / PSS added when loaded",
+             f"{a['adapter_file_mb']:.1f} / {a['pss_load_mb']:.1f} MB (after use: {a['pss_used_mb']:.1f} MB)", ""),
+            ("LoRA adapter: set + clear on the shared context", f"{a['switch_ms']:.3f} ms", ""),
+            ("1-token turn: plain -> plain / plain -> adapter / adapter -> plain",
+             f"{a['first_token_ms_plain']:.0f} / {a['first_token_ms_to_adapter']:.0f} / "
+             f"{a['first_token_ms_from_adapter']:.0f} ms", ""),
+            ("decode with / without adapter", f"{a['decode_tps_adapter']:.1f} / {a['decode_tps_plain']:.1f} tok/s", ""),
+        ]
     w = max(len(a) for a, _, _ in rows)
     lines = [f"| {'measure'.ljust(w)} | value | target |", f"|{'-' * (w + 2)}|---|---|"]
     lines += [f"| {a.ljust(w)} | {b} | {c} |" for a, b, c in rows]

@@ -49,6 +49,8 @@ class LoraSettings:
     dropout: float = opt(0.05, "LoRA dropout.")
     target_modules: list[str] = opt(["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                      "down_proj"], "Linear layers that get adapters (Llama names).")
+    last_layers: int = opt(0, "Adapt only the last N transformer layers (0 = all). Backpropagation then "
+                              "stops below them, which makes a CPU training step several times cheaper.")
 
 
 @dataclass

@@ -89,6 +89,8 @@ class DirectorConfig:
     max_completion_length: int = opt(40, "Longest decision, in tokens.")
     rollout_max_tokens: int = opt(48, "Longest rolled-out companion reply, in tokens.")
     end_reward: float = opt(0.5, "Content components of an END decision.")
+    gradient_checkpointing: bool = opt(False, "Recompute activations in the backward pass (saves memory, "
+                                              "costs a second forward; off for CPU toy runs).")
     max_train_minutes: float = opt(0.0, "Stop GRPO after this many minutes even before 'steps' (0 = no limit; "
                                         "for CPU toy runs on shared machines).")
     quantize: list[str] = opt(["Q8_0"], "Quantized files besides the f16 GGUF.")
@@ -97,7 +99,8 @@ class DirectorConfig:
     name_prefix: str = opt("director", "Registered name: PREFIX-GROUP-grpo.")
     evaluate: bool = opt(True, "Run the held-out comparison after the export.")
     base: BaseConfig = field(default_factory=BaseConfig)
-    lora: LoraSettings = field(default_factory=LoraSettings)
+    # only the top layers adapt: the Director's choice is a late decision, and a CPU step is cheaper
+    lora: LoraSettings = field(default_factory=lambda: LoraSettings(last_layers=8))
     weights: RewardWeights = field(default_factory=RewardWeights)
 
 
@@ -197,6 +200,20 @@ def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
     return states
 
 
+def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
+    """States saved in ``states/states.json`` (scenario id + this round's replies)."""
+    from engine.personas import load_set
+    from engine.scenarios import load_scenarios
+
+    from .contexts import domain_for
+    from .director_rewards import GroupState
+    group = load_set(cfg.group)
+    domain = domain_for(group.name, cfg.domain)
+    by_id = {sc.id: sc for split in ("train", "heldout") for sc in load_scenarios(domain, split)}
+    return [GroupState(id=r["id"], scenario=by_id[r["scenario"]], group=group, round_replies=r["round_replies"])
+            for r in rows]
+
+
 def director_prompt(state: Any, fmt: Any) -> str:
     from engine.director import Director
     return fmt.render(Director.messages(state.round_state(), state.transcript()))
@@ -241,10 +258,17 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
         embedder = HeuristicJudge()
         judge.embed = embedder.embed  # type: ignore[attr-defined]
     fmt = ChatFormat(chat_template_of(base_model.base_gguf(out)) or None)
-    train_states = build_states(cfg, "train", rollout)
-    held_states = build_states(cfg, "heldout", rollout)
-    write_json(out / "states" / "states.json", {"train": _state_rows(train_states),
-                                                "heldout": _state_rows(held_states)})
+    states_key = {k: getattr(cfg, k) for k in ("group", "domain", "max_states", "eval_states",
+                                                 "states_per_scenario", "persona_model", "rollout_max_tokens", "seed")}
+    saved = out / "states" / "states.json"
+    cached = read_json(saved) if saved.is_file() else {}
+    if cached.get("key") == states_key:  # rolled-out states are reused (they cost many rollouts)
+        train_states, held_states = load_states(cfg, cached["train"]), load_states(cfg, cached["heldout"])
+    else:
+        train_states = build_states(cfg, "train", rollout)
+        held_states = build_states(cfg, "heldout", rollout)
+        write_json(saved, {"key": states_key, "train": _state_rows(train_states),
+                           "heldout": _state_rows(held_states)})
     _log(f"states: {len(train_states)} train, {len(held_states)} heldout")
 
     n_params = _count_params(base_model.hf_dir(out))
@@ -322,7 +346,7 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     tok = AutoTokenizer.from_pretrained(str(hf_dir(out)))
     tok.padding_side = "left"
     model = AutoModelForCausalLM.from_pretrained(str(hf_dir(out)), dtype=torch.float32)
-    model = get_peft_model(model, peft_config(cfg.lora, "CAUSAL_LM"))
+    model = get_peft_model(model, peft_config(cfg.lora, "CAUSAL_LM", model.config.num_hidden_layers))
     by_id = {s.id: s for s in states}
     fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
     rows = [{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states]
@@ -337,7 +361,8 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
                       temperature=cfg.temperature, top_p=1.0, beta=cfg.beta, reward_weights=weights,
                       remove_unused_columns=False, report_to=[], save_strategy="no", seed=cfg.seed,
                       bf16=False, fp16=False, dataloader_pin_memory=False, dataloader_num_workers=0,
-                      logging_steps=1, disable_tqdm=False)
+                      logging_steps=1, disable_tqdm=False,
+                      gradient_checkpointing=cfg.gradient_checkpointing)
     trainer = GRPOTrainer(model=model, reward_funcs=fns, args=args, train_dataset=ds, processing_class=tok,
                           callbacks=[_TimeLimit(cfg.max_train_minutes)] if cfg.max_train_minutes > 0 else None)
     t0 = time.perf_counter()

@@ -102,63 +102,11 @@ def merge_adapter(base_hf: Path, adapter: Path, dest: Path) -> None:
     AutoTokenizer.from_pretrained(str(base_hf)).save_pretrained(str(dest))
 
 
-def _permute(w: Any, n_head: int, n_head_kv: int | None) -> Any:
-    """llama.cpp's row permutation of Q/K weights for Llama RoPE (conversion/llama.py)."""
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
-
-
 def export_lora_gguf(adapter: Path, base_hf: Path, dest: Path) -> Path:
-    """A PEFT LoRA adapter -> llama.cpp GGUF adapter (``blk.N.attn_q.weight.lora_a`` / ``.lora_b``,
-    general.type=adapter, adapter.type=lora, adapter.lora.alpha), as llama.cpp's
-    convert_lora_to_gguf.py writes them. Llama-architecture models only."""
-    import gguf
-    import numpy as np
-    from safetensors.numpy import load_file
-    config = read_json(base_hf / "config.json")
-    acfg = read_json(adapter / "adapter_config.json")
-    if config.get("model_type") not in ("llama", "mistral"):
-        raise TrainError(f"LoRA GGUF export supports Llama-architecture models, not '{config.get('model_type')}'; "
-                         "use the merged GGUF instead.")
-    if acfg.get("use_rslora") or acfg.get("use_dora") or acfg.get("rank_pattern") or acfg.get("alpha_pattern"):
-        raise TrainError("LoRA GGUF export supports plain LoRA (no rsLoRA, DoRA or per-layer ranks).")
-    n_layers, n_head = int(config["num_hidden_layers"]), int(config["num_attention_heads"])
-    n_kv = int(config.get("num_key_value_heads") or n_head)
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, n_layers)
-    tensors = load_file(str(adapter / "adapter_model.safetensors"))
-    writer = gguf.GGUFWriter(str(dest), "llama")
-    writer.add_string("general.type", "adapter")
-    writer.add_string("adapter.type", "lora")
-    writer.add_float32("adapter.lora.alpha", float(acfg["lora_alpha"]))
-    writer.add_name(f"{Path(str(base_hf)).name} LoRA")
-    count = 0
-    for key in sorted(tensors):
-        m = re.match(r"^(?:base_model\.model\.)?(.+)\.lora_A(?:\.default)?\.weight$", key)
-        if not m:
-            if ".lora_B" in key:
-                continue
-            raise TrainError(f"Unexpected tensor '{key}' in the adapter (only LoRA A/B are supported).")
-        module = m.group(1)
-        a = tensors[key].astype(np.float32)
-        b = tensors[key.replace(".lora_A", ".lora_B")].astype(np.float32)
-        if module.endswith("self_attn.q_proj"):
-            b = _permute(b, n_head, n_head)
-        elif module.endswith("self_attn.k_proj"):
-            b = _permute(b, n_head, n_kv)
-        target = names.get_name(module + ".weight", try_suffixes=(".weight",))
-        if target is None:
-            raise TrainError(f"No llama.cpp tensor for '{module}'.")
-        writer.add_tensor(target + ".lora_a", np.ascontiguousarray(a.astype(np.float16)))
-        writer.add_tensor(target + ".lora_b", np.ascontiguousarray(b.astype(np.float16)))
-        count += 1
-    if not count:
-        raise TrainError(f"{adapter}: the adapter holds no LoRA tensors.")
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return dest
+    """A PEFT LoRA adapter -> llama.cpp GGUF adapter for the base model (see
+    training/adapter_gguf.py, the one converter)."""
+    from .adapter_gguf import write_lora_gguf
+    return write_lora_gguf(adapter, dest, base=base_hf)
 
 
 # -- fidelity --------------------------------------------------------------------------------------
