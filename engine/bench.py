@@ -3,9 +3,11 @@
 Measured side by side in one run (same model file, threads, context and batch settings):
 
 * raw llama.cpp prefill and decode tokens/s vs the app's per-companion decode speed
-  (``decode_ratio`` = app / raw; the app's speed is tokens/s after the first token as the chat
-  layer received them, median over turns; raw decode is the median of 3 runs at the median
-  prompt length of the app's turns, same sampler settings);
+  (``decode_ratio``: for every companion turn, the app's decode speed (tokens/s after the first
+  token, as the chat layer received them) over raw llama.cpp's at that turn's context length
+  (raw measured at five context lengths spanning the turns, median of 3 runs each, same sampler
+  settings, interpolated); the median over turns. Decode slows as the context grows, so a
+  single raw number would compare unlike things);
 * a long conversation (30 rounds, 3 companions; 10 with ``--quick``): tokens prefilled per
   companion turn vs tokens that are new to that companion since its last turn
   (``prefill_ratio``, after the first round), and time to first token per turn
@@ -76,7 +78,7 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
     import llama_cpp
     llm = llama_cpp.Llama(model_path=model_path, n_ctx=n_ctx, n_batch=256, n_threads=threads,
                           n_threads_batch=threads, seed=1, verbose=False)
-    text = " ".join(USER_LINES) * 12
+    text = " ".join(USER_LINES) * 16
     long = llm.tokenize(text.encode())
     toks = long[:prompt_tokens]
     llm.reset()
@@ -85,13 +87,14 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
     prefill = len(toks) / (time.perf_counter() - t)
     decode_runs = []
     ctx = long[:max(2, min(decode_context, n_ctx - gen_tokens - 8, len(long)))]
+    llm.reset()
+    llm.eval(ctx[:-1])  # once: each run below reuses it (generate() matches the prefix)
     for seed in (1, 2, 3):
-        llm.reset()
         llm.set_seed(seed)
-        llm.eval(ctx[:-1])
         n = 0
         t = None
-        for tok in llm.generate(ctx, temp=0.7, top_k=40, top_p=0.9, repeat_penalty=1.1, reset=False):
+        # generate() finds ctx[:-1] already evaluated (prefix match) and evaluates only the last token
+        for tok in llm.generate(ctx, temp=0.7, top_k=40, top_p=0.9, repeat_penalty=1.1):
             if t is None:
                 t = time.perf_counter()  # from the first sampled token: decode only
             n += 1
@@ -216,9 +219,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     print(f"mascot-bench: bundled model, {threads} threads, n_ctx {n_ctx}, {rounds} rounds", file=sys.stderr)
     conv = conversation(rounds, threads, n_ctx)
     turns = conv["turns"]
-    # raw decode at the context length of a typical app turn (decode slows as the KV grows)
-    raw = raw_speed(model, n_ctx, threads, decode_context=int(_median([t["prompt"] for t in turns])))
-    app_decode = [t["decode_tps"] for t in turns if t["tokens"] >= 8 and t["decode_tps"] > 0]
+    # Decode slows as the KV grows, so each app turn is compared with raw llama.cpp at that
+    # turn's own context length (raw measured at a few lengths, interpolated linearly).
+    measured = [t for t in turns if t["tokens"] >= 8 and t["decode_tps"] > 0]
+    prompts = sorted(t["prompt"] for t in measured) or [64]
+    points = sorted({int(prompts[0]), int(_median(prompts)), int(prompts[-1])} |
+                    {int(prompts[int(len(prompts) * q)]) for q in (0.25, 0.75)})
+    raw_at = {c: raw_speed(model, n_ctx, threads, decode_context=c) for c in points}
+    raw = raw_at[int(_median(prompts))]
+
+    def raw_decode(ctx: int) -> float:
+        xs = sorted(raw_at)
+        if ctx <= xs[0]:
+            return raw_at[xs[0]]["decode_tps"]
+        for a, b in zip(xs, xs[1:]):
+            if ctx <= b:
+                w = (ctx - a) / max(1, b - a)
+                return raw_at[a]["decode_tps"] * (1 - w) + raw_at[b]["decode_tps"] * w
+        return raw_at[xs[-1]]["decode_tps"]
+    for t in measured:
+        t["raw_decode_tps"] = raw_decode(t["prompt"])
+    app_decode = [t["decode_tps"] for t in measured]
+    ratios = [t["decode_tps"] / t["raw_decode_tps"] for t in measured]
     later = [t for t in turns if t["round"] > 1]
     prefill_ratio = sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later))
     q = max(1, len(later) // 4)
@@ -238,7 +260,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "threads": threads, "n_ctx": n_ctx, "rounds": rounds,
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
         "app_decode_tps": _median(app_decode),
-        "decode_ratio": _median(app_decode) / raw["decode_tps"],
+        "decode_ratio": _median(ratios),
+        "raw_decode_by_context": {str(c): round(v["decode_tps"], 2) for c, v in raw_at.items()},
         "prefill_ratio": prefill_ratio,
         "prefilled_per_turn": _median([t["prefilled"] for t in later]),
         "new_per_turn": _median([t["new"] for t in later]),
@@ -264,9 +287,11 @@ def table(r: dict[str, Any]) -> str:
         return f"{op} {v}  {'ok' if ok else 'MISSED'}"
     rows = [
         ("raw llama.cpp prefill", f"{r['raw_prefill_tps']:.0f} tok/s", ""),
-        ("raw llama.cpp decode", f"{r['raw_decode_tps']:.1f} tok/s", ""),
-        ("app decode per companion (median)", f"{r['app_decode_tps']:.1f} tok/s", ""),
-        ("decode_ratio (app/raw)", f"{r['decode_ratio']:.3f}", t("decode_ratio")),
+        ("raw llama.cpp decode by context (tokens: tok/s)",
+         ", ".join(f"{c}: {v:.1f}" for c, v in r.get("raw_decode_by_context", {}).items()), ""),
+        ("app decode per companion (median over turns)", f"{r['app_decode_tps']:.1f} tok/s", ""),
+        ("decode_ratio (median over turns of app / raw at that context)", f"{r['decode_ratio']:.3f}",
+         t("decode_ratio")),
         ("prompt tokens per turn (median)", f"{r['prompt_per_turn']:.0f}", ""),
         ("prefilled per turn / new per turn (median)", f"{r['prefilled_per_turn']:.0f} / {r['new_per_turn']:.0f}", ""),
         ("prefill_ratio (prefilled/new, rounds 2+)", f"{r['prefill_ratio']:.3f}", t("prefill_ratio")),

@@ -210,6 +210,7 @@ class LlamaRuntime:
         self._adapter: str | None = None                  # adapter set on the context now
         self._slot_adapters: dict[str, str | None] = {}   # slot -> adapter its KV was computed with
         self._tries: OrderedDict[tuple[str, ...], dict] = OrderedDict()
+        self.shifted_tokens = 0  # tokens kept by context shifts instead of being evaluated again
         tok = self.llm
         eos = tok.detokenize([tok.token_eos()]).decode("utf-8", "ignore") if tok.token_eos() >= 0 else ""
         self.format = ChatFormat(info.chat_template or None, eos=eos)
@@ -365,6 +366,7 @@ class LlamaRuntime:
             if a != b:
                 break
             common += 1
+        common = self._context_shift(cached, tokens, common)
         common = min(common, len(tokens) - 1)
         todo = tokens[common:-1]
         llm.n_tokens = common
@@ -374,6 +376,42 @@ class LlamaRuntime:
                 raise Cancelled("Round cancelled.")
             llm.eval(todo[i:i + self.PREFILL_CHUNK])
         return len(tokens) - common
+
+    SHIFT_MIN_TOKENS = 64  # reuse a shifted span only when it saves at least this much work
+
+    def _context_shift(self, cached: list[int], tokens: list[int], common: int) -> int:
+        """When the chat trimmed the oldest turns (the new prompt is the shared head followed by
+        a *later* part of what is cached), drop the trimmed turns' KV cells and shift the rest
+        left (llama.cpp's context shift: RoPE positions are re-rotated in place) instead of
+        evaluating the kept turns again. Returns how many leading tokens of ``tokens`` the
+        cache now holds (``common`` when no shift applies)."""
+        n = len(cached)
+        if common >= len(tokens) - self.SHIFT_MIN_TOKENS or n - common < self.SHIFT_MIN_TOKENS:
+            return common
+        lc, llm = self._llama_cpp, self.llm
+        try:
+            if not lc.llama_memory_can_shift(llm._ctx.memory):
+                return common
+        except AttributeError:
+            return common
+        window = tokens[common:common + 16]
+        for i in range(common + 1, n - len(window) + 1):
+            if cached[i] != window[0] or cached[i:i + len(window)] != window:
+                continue
+            m = 0
+            while common + m < len(tokens) - 1 and i + m < n and cached[i + m] == tokens[common + m]:
+                m += 1
+            if m < self.SHIFT_MIN_TOKENS:
+                return common
+            d = i - common
+            llm._ctx.kv_cache_seq_rm(0, common, i)              # the trimmed turns
+            llm._ctx.kv_cache_seq_rm(0, i + m, -1)              # whatever no longer matches
+            llm._ctx.kv_cache_seq_shift(0, i, i + m, -d)        # the kept turns move left
+            llm._input_ids[common:common + m] = cached[i:i + m]
+            llm.n_tokens = common + m
+            self.shifted_tokens += m
+            return common + m
+        return common
 
     def prefill(self, req: GenRequest, cancel: threading.Event | None = None) -> int:
         """Evaluate a prompt into ``req.slot``'s KV cache without generating (warm-up).

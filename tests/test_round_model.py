@@ -162,3 +162,29 @@ def test_constrained_choice_picks_a_sensible_option_and_never_leaves_the_list(re
     again = [rt.generate(GenRequest(slot="choice-test", messages=ask, temperature=1.5, seed=s,
                                     choices=tricky)).text() for s in (3, 3)]
     assert again[0] == again[1]
+
+
+def test_trimmed_conversation_shifts_the_cache_instead_of_reading_everything_again(real_backend_for):
+    """When the chat drops its oldest turns to fit the context, the kept turns' KV cells are
+    shifted (llama.cpp context shift), so the next turn evaluates only what is new, and the
+    companion still answers from the kept context."""
+    from engine.models import bundled_model_path
+    from engine.runtime import GenRequest
+    rt = real_backend_for(str(bundled_model_path()))
+    system = {"role": "system", "content": "You are Mia, a friendly geography buff in a group chat."}
+    old = [{"role": "user", "content": f"Alex: Random note number {i}: I walked {i} km along the river "
+                                         f"today and saw {i + 2} ducks."} for i in range(12)]
+    ask = {"role": "user", "content": "Alex: Quick quiz. What is the capital of France? One word."}
+    full = GenRequest(slot="shift-test", messages=[system, *old, ask], max_tokens=6, temperature=0.0)
+    first = rt.generate(full)
+    first.text()
+    trimmed = GenRequest(slot="shift-test", messages=[system, *old[6:], ask], max_tokens=6, temperature=0.0)
+    before = rt.shifted_tokens
+    gen = rt.generate(trimmed)
+    text = gen.text()
+    assert rt.shifted_tokens - before > 100  # the kept turns were shifted, not re-read
+    assert gen.stats.prefilled_tokens < 0.25 * gen.stats.prompt_tokens
+    fresh = GenRequest(slot="shift-fresh", messages=trimmed.messages, max_tokens=6, temperature=0.0)
+    assert "Paris" in text and "Paris" in rt.generate(fresh).text()
+    rt.drop_slot("shift-test")
+    rt.drop_slot("shift-fresh")
