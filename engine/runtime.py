@@ -395,23 +395,26 @@ class LlamaRuntime:
         except AttributeError:
             return common
         window = tokens[common:common + 16]
-        for i in range(common + 1, n - len(window) + 1):
+        best_i, best_m = -1, 0
+        for i in range(common + 1, n - len(window) + 1):  # repeated text can match in several places
             if cached[i] != window[0] or cached[i:i + len(window)] != window:
                 continue
             m = 0
             while common + m < len(tokens) - 1 and i + m < n and cached[i + m] == tokens[common + m]:
                 m += 1
-            if m < self.SHIFT_MIN_TOKENS:
-                return common
-            d = i - common
-            llm._ctx.kv_cache_seq_rm(0, common, i)              # the trimmed turns
-            llm._ctx.kv_cache_seq_rm(0, i + m, -1)              # whatever no longer matches
-            llm._ctx.kv_cache_seq_shift(0, i, i + m, -d)        # the kept turns move left
-            llm._input_ids[common:common + m] = cached[i:i + m]
-            llm.n_tokens = common + m
-            self.shifted_tokens += m
-            return common + m
-        return common
+            if m > best_m:
+                best_i, best_m = i, m
+        if best_m < self.SHIFT_MIN_TOKENS:
+            return common
+        i, m = best_i, best_m
+        d = i - common
+        llm._ctx.kv_cache_seq_rm(0, common, i)              # the trimmed turns
+        llm._ctx.kv_cache_seq_rm(0, i + m, -1)              # whatever no longer matches
+        llm._ctx.kv_cache_seq_shift(0, i, i + m, -d)        # the kept turns move left
+        llm._input_ids[common:common + m] = cached[i:i + m]
+        llm.n_tokens = common + m
+        self.shifted_tokens += m
+        return common + m
 
     def prefill(self, req: GenRequest, cancel: threading.Event | None = None) -> int:
         """Evaluate a prompt into ``req.slot``'s KV cache without generating (warm-up).
