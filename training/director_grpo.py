@@ -171,7 +171,9 @@ class Rollouts:
         backend = self.pool.get(self.path)
         with BatchGenerator(backend, n_seq=min(4, len(reqs)), n_ctx=2048) as gen:
             results = gen.generate(reqs)
-        return [chat.finish_reply(r.text, persona, r.stopped)[0].strip() for (chat, persona), r in zip(chats, results)]
+        texts = [chat.finish_reply(r.text, persona, r.stopped)[0].strip() for (chat, persona), r in zip(chats, results)]
+        # a reply that is empty after cleanup gets the chat's own retry (another seed), one by one
+        return [t or self(*item) for t, item in zip(texts, items)]
 
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
