@@ -59,16 +59,13 @@ USER_LINES = [
 
 
 def _mem() -> dict[str, float]:
-    out = {"rss_mb": 0.0, "pss_mb": 0.0}
-    try:
-        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
-            key, _, rest = line.partition(":")
-            if key in ("Rss", "Pss"):
-                out[f"{key.lower()}_mb"] = int(rest.split()[0]) / 1024
-    except OSError:
-        import resource
-        out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return out
+    """RSS and PSS in MB (engine.adapters reads /proc/self/smaps_rollup); peak RSS elsewhere."""
+    from .adapters import _mem_kb
+    kb = _mem_kb()
+    if kb["rss"]:
+        return {"rss_mb": kb["rss"] / 1024, "pss_mb": kb["pss"] / 1024}
+    import resource
+    return {"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "pss_mb": 0.0}
 
 
 def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 400,
