@@ -136,3 +136,17 @@ def need(folder: Path, stage: str) -> Path:
 def batched(items: list[Any], n: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), n):
         yield items[i:i + n]
+
+
+def grpo_history(log_history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """trl's GRPO log reduced to reward/loss/KL per step, and the mean reward of the first and
+    last quarter of the steps (``reward_first``/``reward_last``). Shared by both GRPO stages."""
+    history = [{k: v for k, v in h.items() if k in ("step", "reward", "reward_std", "kl", "loss")
+                or k.startswith("rewards/")} for h in log_history]
+    rewards = [h["reward"] for h in history if "reward" in h]
+    summary: dict[str, float] = {}
+    if rewards:
+        k = max(1, len(rewards) // 4)
+        summary["reward_first"] = round(sum(rewards[:k]) / k, 4)
+        summary["reward_last"] = round(sum(rewards[-k:]) / k, 4)
+    return history, summary

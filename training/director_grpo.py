@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .common import TrainError, is_done, mark_done, read_json, sha256_file, write_json
+from .common import TrainError, grpo_history, is_done, mark_done, read_json, sha256_file, write_json
 from .config import BaseConfig, LoraSettings, from_dict, merge, opt, read_yaml, save_config, to_dict
 
 
@@ -369,18 +369,13 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
                           callbacks=[_TimeLimit(cfg.max_train_minutes)] if cfg.max_train_minutes > 0 else None)
     t0 = time.perf_counter()
     trainer.train()
-    history = [{k: v for k, v in h.items() if k in ("step", "reward", "reward_std", "kl", "loss")
-                or k.startswith("rewards/")} for h in trainer.state.log_history]
+    history, summary = grpo_history(trainer.state.log_history)
     metrics: dict[str, Any] = {"mode": mode, "states": len(states), "history": history,
                                "steps_done": int(trainer.state.global_step),
                                "rollouts": rewarder.rollout_calls, "seconds": round(time.perf_counter() - t0, 1),
                                "constrained_generations": constraint.constrained if constraint else 0,
                                "unconstrained_generations": constraint.unconstrained if constraint else 0}
-    rewards = [h["reward"] for h in history if "reward" in h]
-    if rewards:
-        k = max(1, len(rewards) // 4)
-        metrics["reward_first"] = round(sum(rewards[:k]) / k, 4)
-        metrics["reward_last"] = round(sum(rewards[-k:]) / k, 4)
+    metrics.update(summary)
     trainer.model.save_pretrained(str(folder / "adapter"))
     tok.save_pretrained(str(folder / "adapter"))
     write_json(folder / "metrics.json", metrics)

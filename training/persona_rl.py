@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .common import is_done, mark_done, need, read_json, read_jsonl, sha256_files, write_json
+from .common import grpo_history, is_done, mark_done, need, read_json, read_jsonl, sha256_files, write_json
 from .config import PolicyConfig, save_config
 
 
@@ -124,14 +124,9 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
         trainer = RLOOTrainer(model=model, reward_funcs=fns, args=RLOOConfig(**shared),
                               train_dataset=ds, processing_class=tok)
     trainer.train()
-    history = [{k: v for k, v in h.items() if k in ("step", "reward", "reward_std", "kl", "loss")
-                or k.startswith("rewards/")} for h in trainer.state.log_history]
+    history, summary = grpo_history(trainer.state.log_history)
     metrics["history"] = history
-    rewards = [h["reward"] for h in history if "reward" in h]
-    if rewards:
-        k = max(1, len(rewards) // 4)
-        metrics["reward_first"] = round(sum(rewards[:k]) / k, 4)
-        metrics["reward_last"] = round(sum(rewards[-k:]) / k, 4)
+    metrics.update(summary)
     trainer.model.save_pretrained(str(folder / "adapter"))
     tok.save_pretrained(str(folder / "adapter"))
     write_json(folder / "metrics.json", metrics)
