@@ -191,7 +191,7 @@ class DirectorLogModel(RowListModel):
             return QIcon(avatars.pixmap(row.get("avatar", ""), row["speaker"], row.get("color", ""), 22))
         if role == Qt.ItemDataRole.DisplayRole:
             who = row.get("speaker") or "ends the round"
-            why = row.get("directive") or ("—" if row.get("speaker") else "")
+            why = row.get("directive") or ("(free turn, no directive)" if row.get("speaker") else "")
             src = row.get("source") or ""
             head = f"Round {row.get('round', '?')} · {who}"
             if src and src != "director":

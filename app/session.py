@@ -9,6 +9,8 @@ thread. Only one job runs at a time, and the conversation is not changed under a
 from __future__ import annotations
 
 import json
+import logging
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -66,6 +68,7 @@ class ChatSession(QObject):
         self._serial = 0
         self._round: dict[str, Any] = {}
         self._regen: int | None = None
+        self._warming: tuple[threading.Thread, threading.Event] | None = None
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -123,6 +126,7 @@ class ChatSession(QObject):
         self.settings.last_conversation = cid
         self.settings.save()
         self.opened.emit(cid)
+        self._warm_later()  # the first round starts with the personas and history already read
 
     def new_conversation(self, group: str | PersonaSet) -> None:
         self._halt()
@@ -167,6 +171,9 @@ class ChatSession(QObject):
         self.chat = None
         close_logging()
         data.delete_all(self.store, delete_models=delete_models)
+        pool = getattr(self.backend_for, "pool", None)
+        if pool is not None:  # the KV caches still hold the deleted conversations' text
+            pool.clear_slots()
         setup_logging()
         self.settings.last_conversation = None
         self.settings.disclosure_seen = False
@@ -217,6 +224,7 @@ class ChatSession(QObject):
 
     # -- jobs ---------------------------------------------------------------------------------------
     def _start(self, job: Worker, on_item: Callable[[Any], None], on_done: Callable[[], None]) -> None:
+        self._stop_warm()
         self._serial += 1
         serial = self._serial
         live = lambda: serial == self._serial  # noqa: E731 - events of a halted job are dropped
@@ -240,8 +248,39 @@ class ChatSession(QObject):
         self.busy_changed.emit(False)
         return job
 
+    def _warm_later(self) -> None:
+        """While the user reads and types, every companion and the Director read the round
+        that just ended into their KV caches (``GroupChat.warm``, a background thread), so the
+        next round starts with only the new message to read. Any new job cancels it first
+        (it stops within one 64-token chunk)."""
+        if self.chat is None or self._job is not None:
+            return
+        self._stop_warm()
+        chat, cancel = self.chat, threading.Event()
+
+        def work() -> None:
+            try:
+                chat.warm(cancel)
+            except Exception:  # read-ahead is an optimisation: never surface its failures
+                logging.getLogger("mascot").exception("warm-up after the round failed")
+        thread = threading.Thread(target=work, name="mascot-warm", daemon=True)
+        self._warming = (thread, cancel)
+        thread.start()
+
+    def warming(self) -> bool:
+        """True while the read-ahead after a round is still running."""
+        return self._warming is not None and self._warming[0].is_alive()
+
+    def _stop_warm(self) -> None:
+        if self._warming is not None:
+            thread, cancel = self._warming
+            cancel.set()
+            thread.join(timeout=10)
+            self._warming = None
+
     def _halt(self) -> None:
         """Cancel a running job and wait for it (the engine stops within a second)."""
+        self._stop_warm()
         if self._job is not None:
             self.runner.stop(self._job)
             self._serial += 1
@@ -343,6 +382,8 @@ class ChatSession(QObject):
         self._auto_title(info)
         self.conversations.refresh()
         self.round_finished.emit(info)
+        if not info.get("error") and not info.get("cancelled"):
+            self._warm_later()
 
     def _auto_title(self, info: dict[str, Any]) -> None:
         """Name a new conversation after its first message (not after a crisis message)."""
@@ -362,7 +403,10 @@ class ChatSession(QObject):
     def _idle(self) -> bool:
         if self.busy:
             self.info.emit("Wait for this round to finish, or press Stop.")
-        return not self.busy and self.chat is not None
+        if self.busy or self.chat is None:
+            return False
+        self._stop_warm()  # the conversation is about to change under the read-ahead
+        return True
 
     def regenerate(self, mid: int) -> bool:
         i = self.messages.find_id(mid)

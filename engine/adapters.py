@@ -35,6 +35,15 @@ class AdapterBackend:
     def n_ctx(self) -> int:
         return self.runtime.n_ctx
 
+    @property
+    def info(self) -> Any:
+        """The base model's GGUF info (its size decides the Director's directive mode)."""
+        return self.runtime.info
+
+    def lane(self, name: str) -> "AdapterBackend":
+        """The same adapter on the base runtime's lane ``name`` (see ``LlamaRuntime.lane``)."""
+        return AdapterBackend(self.runtime.lane(name), self.adapter, self.name)
+
     def count_tokens(self, text: str) -> int:
         return self.runtime.count_tokens(text)
 

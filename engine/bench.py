@@ -14,6 +14,9 @@ Measured side by side in one run (same model file, threads, context and batch se
   (``ttft_growth`` = median of the last quarter of turns / median of the first quarter after
   round 1);
 * share of round time spent in the Director;
+* as in the app, before each round every companion and the Director read what is new into
+  their KV caches (``GroupChat.warm``: the app does it while the user reads and types); that
+  read-ahead is not round time, but its tokens count in ``prefill_ratio`` and its time is shown;
 * memory (RSS and PSS, from /proc/self/smaps_rollup) of a process chatting with 1 and with 4
   companions on the same model file (``memory_ratio_4_agents`` = PSS 4 / PSS 1);
 * cold start: a fresh process from launch to the first streamed token.
@@ -113,8 +116,18 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48) ->
     turns: list[dict[str, Any]] = []
     rounds_out: list[dict[str, Any]] = []
     last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
+    read_ahead: dict[str, int] = {}  # companion -> tokens it read ahead since its last turn
     runtime = factory(None)
     for r in range(rounds):
+        # What the app does when a conversation opens and after each round, while the user
+        # reads and types (ChatSession._warm_later): every companion and the Director read
+        # what is new into their KV caches. Not part of the round's time; its tokens count
+        # as prefilled (prefill_ratio); its time is reported (read_ahead_seconds_median).
+        t0 = time.perf_counter()
+        chat.warm()
+        warm_s = time.perf_counter() - t0
+        for name, n in chat.last_warm.items():
+            read_ahead[name] = read_ahead.get(name, 0) + n
         t0 = time.perf_counter()
         director_s = 0.0
         for ev in chat.send(USER_LINES[r % len(USER_LINES)]):
@@ -135,11 +148,13 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48) ->
                     new += runtime.count_tokens(body[-1]["content"]) + 8
                 last_seen[name] = idx + 1
                 turns.append({"round": r + 1, "speaker": name, "prompt": ev.data["prompt_tokens"],
-                              "prefilled": ev.data["prefilled_tokens"], "new": new,
+                              "prefilled": ev.data["prefilled_tokens"] + read_ahead.pop(name, 0),
+                              "prefilled_in_turn": ev.data["prefilled_tokens"], "new": new,
                               "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
                               "decode_tps": ev.data.get("decode_tps", 0.0),
                               "latency_ms": ev.data["latency_ms"]})
-        rounds_out.append({"round": r + 1, "seconds": time.perf_counter() - t0, "director_s": director_s})
+        rounds_out.append({"round": r + 1, "seconds": time.perf_counter() - t0, "director_s": director_s,
+                           "read_ahead_s": warm_s})
     return {"turns": turns, "rounds": rounds_out}
 
 
@@ -179,6 +194,36 @@ def batch_speed(model: str, threads: int) -> dict[str, Any]:
     try:
         return {"different_prompts": batch_throughput(rt, n_seq=4, max_tokens=48),
                 "one_prompt": batch_throughput(rt, n_seq=4, max_tokens=48, shared_prompt=True)}
+    finally:
+        rt.close()
+
+
+def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) -> dict[str, Any]:
+    """What the Director's own lane costs (``LlamaRuntime.lane``: a second context on the same
+    file) and what it saves: PSS/RSS growth when the lane is created and used for a
+    ``context_tokens`` prompt, and the time of one KV slot switch in the shared context (save the
+    live slot, load another) with slots of that size, the copy the lane avoids twice per decision."""
+    import dataclasses
+    from .adapters import _mem_kb
+    from .runtime import GenRequest, LlamaRuntime
+    rt = LlamaRuntime(model, n_ctx=n_ctx, n_threads=threads)
+    try:
+        line = "User: I keep thinking about what my friend said at dinner, and I can't let it go. "
+        text = line * max(1, context_tokens // max(1, rt.count_tokens(line)))
+        req = GenRequest(slot="a", messages=[{"role": "user", "content": text}], max_tokens=1, temperature=0.0)
+        rt.generate(req).text()
+        rt.generate(dataclasses.replace(req, slot="b")).text()
+        t0 = time.perf_counter()
+        for i in range(10):
+            with rt.lock:
+                rt._switch_to("a" if i % 2 == 0 else "b")
+        switch_ms = (time.perf_counter() - t0) * 100
+        before = _mem_kb()
+        rt.lane("director").generate(dataclasses.replace(req, slot="__director__")).text()
+        after = _mem_kb()
+        return {"context_tokens": rt.count_tokens(text), "slot_switch_ms": round(switch_ms, 2),
+                "lane_pss_mb": round((after["pss"] - before["pss"]) / 1024, 1),
+                "lane_rss_mb": round((after["rss"] - before["rss"]) / 1024, 1)}
     finally:
         rt.close()
 
@@ -253,6 +298,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cold = _cold_start(threads, n_ctx)
     batch = batch_speed(model, threads)
     adapters = adapter_speed(model, threads)
+    lane = lane_cost(model, threads, n_ctx)
     result = {
         "threads": threads, "n_ctx": n_ctx, "rounds": rounds,
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
@@ -265,11 +311,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "prompt_per_turn": _median([t["prompt"] for t in later]),
         "ttft_early_ms": ttft_early, "ttft_late_ms": ttft_late, "ttft_growth": ttft_late / ttft_early,
         "director_share": director_share, "round_seconds_median": _median([r["seconds"] for r in conv["rounds"]]),
+        "read_ahead_seconds_median": _median([r["read_ahead_s"] for r in conv["rounds"][1:]]),
+        "prefilled_in_turn_per_turn": _median([t["prefilled_in_turn"] for t in later]),
+        "rounds_detail": conv["rounds"],
         "rss_1_mb": mem[1]["rss_mb"], "pss_1_mb": mem[1]["pss_mb"],
         "rss_4_mb": mem[4]["rss_mb"], "pss_4_mb": mem[4]["pss_mb"],
         "memory_ratio_4_agents": mem[4]["pss_mb"] / mem[1]["pss_mb"],
         "cold_start_first_token_s": cold,
-        "batch": batch, "adapters": adapters,
+        "batch": batch, "adapters": adapters, "director_lane": lane,
         "turns": turns,
     }
     return result
@@ -290,12 +339,15 @@ def table(r: dict[str, Any]) -> str:
         ("decode_ratio (median over turns of app / raw at that context)", f"{r['decode_ratio']:.3f}",
          t("decode_ratio")),
         ("prompt tokens per turn (median)", f"{r['prompt_per_turn']:.0f}", ""),
-        ("prefilled per turn / new per turn (median)", f"{r['prefilled_per_turn']:.0f} / {r['new_per_turn']:.0f}", ""),
+        ("prefilled per turn / new per turn (median; prefilled includes the read-ahead)",
+         f"{r['prefilled_per_turn']:.0f} / {r['new_per_turn']:.0f}", ""),
+        ("prefilled during the turn itself (median)", f"{r['prefilled_in_turn_per_turn']:.0f}", ""),
         ("prefill_ratio (prefilled/new, rounds 2+)", f"{r['prefill_ratio']:.3f}", t("prefill_ratio")),
         ("TTFT early / late (median ms)", f"{r['ttft_early_ms']:.0f} / {r['ttft_late_ms']:.0f}", ""),
         ("ttft_growth (late/early)", f"{r['ttft_growth']:.3f}", t("ttft_growth")),
         ("Director share of round time", f"{r['director_share'] * 100:.1f}%", t("director_share")),
         ("round time (median)", f"{r['round_seconds_median']:.1f} s", ""),
+        ("read-ahead between rounds, while the user types (median)", f"{r['read_ahead_seconds_median']:.1f} s", ""),
         ("RSS / PSS, 1 companion", f"{r['rss_1_mb']:.0f} / {r['pss_1_mb']:.0f} MB", ""),
         ("RSS / PSS, 4 companions", f"{r['rss_4_mb']:.0f} / {r['pss_4_mb']:.0f} MB", ""),
         ("memory_ratio_4_agents (PSS)", f"{r['memory_ratio_4_agents']:.3f}", t("memory_ratio_4_agents")),
@@ -316,6 +368,14 @@ def table(r: dict[str, Any]) -> str:
              f"{a['first_token_ms_plain']:.0f} / {a['first_token_ms_to_adapter']:.0f} / "
              f"{a['first_token_ms_from_adapter']:.0f} ms", ""),
             ("decode with / without adapter", f"{a['decode_tps_adapter']:.1f} / {a['decode_tps_plain']:.1f} tok/s", ""),
+        ]
+    d = r.get("director_lane") or {}
+    if "slot_switch_ms" in d:
+        rows += [
+            (f"KV slot switch in the shared context ({d['context_tokens']}-token slots)",
+             f"{d['slot_switch_ms']:.1f} ms (the Director's own lane avoids two per decision)", ""),
+            ("Director lane (second context on the same file): RSS / PSS added",
+             f"{d['lane_rss_mb']:.1f} / {d['lane_pss_mb']:.1f} MB", ""),
         ]
     w = max(len(a) for a, _, _ in rows)
     lines = [f"| {'measure'.ljust(w)} | value | target |", f"|{'-' * (w + 2)}|---|---|"]

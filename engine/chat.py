@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from .director import Decision, Policy, RoundState, find_addressed, make_policy
+from .director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy
 from .errors import InputError, MascotError
 from .personas import Persona, PersonaSet
 from .runtime import Backend, GenRequest
@@ -162,6 +162,7 @@ class GroupChat:
         self.muted: set[str] = set()
         self.transcript: list[TranscriptItem] = []
         self._starts: dict[str, int] = {}
+        self.last_warm: dict[str, int] = {}  # tokens each agent read in the last ``warm``
         self._policy: Policy | None = None
         self.round = 0
         self.conversation_id = conversation_id
@@ -208,8 +209,21 @@ class GroupChat:
         if self._policy is None or self._policy.name != self.settings.policy:
             backend = self._backend_for(self.settings.director_model or self.settings.model) \
                 if self.settings.policy == "director" else None
+            backend = self._director_lane(backend)
             self._policy = make_policy(self.settings.policy, backend, self.settings.seed)
         return self._policy
+
+    def _director_lane(self, backend: Backend | None) -> Backend | None:
+        """When the Director runs on the same llama.cpp runtime as a companion, give it that
+        runtime's own "director" lane (a second context on the same weights): its KV stays live
+        between decisions instead of being swapped in and out around every companion turn."""
+        lane = getattr(backend, "lane", None)
+        if backend is None or not callable(lane):
+            return backend
+        base = getattr(backend, "runtime", backend)
+        if any(getattr(b, "runtime", b) is base for b in map(self._backend, self.members)):
+            return lane("director")
+        return backend
 
     def _backend(self, persona: Persona) -> Backend:
         return self._backend_for(persona.model or self.settings.model)
@@ -288,14 +302,16 @@ class GroupChat:
     def _director_transcript(self, backend: Backend) -> list[dict[str, str]]:
         items = [{"speaker": self.settings.user_name if t.role == "user" else t.speaker,
                   "text": self._clip(t.text, backend)} for t in self.transcript]
-        costs = [backend.count_tokens(i["text"]) + 8 for i in items]
+        items = annotate_turns(items, self.names, self.settings.user_name)
+        costs = [backend.count_tokens(i["text"] + i.get("turns", "")) + 12 for i in items]
         return items[self._trim_start("__director__", costs, backend.n_ctx // 2):]
 
     def warm(self, cancel: threading.Event | None = None) -> int:
         """Prefill every companion's (and the Director's) prompt prefix into its KV slot, so the
         first round starts fast. Run it in the background while the user types; it stops as
-        soon as ``cancel`` is set. Returns the tokens evaluated."""
+        soon as ``cancel`` is set. Returns the tokens evaluated (per agent in ``last_warm``)."""
         total = 0
+        self.last_warm = {}
         for persona in self.members:
             if cancel is not None and cancel.is_set():
                 break
@@ -306,15 +322,17 @@ class GroupChat:
                 continue
             req = self.speaker_request(persona, "")
             req.messages = req.messages[:-1]
-            total += backend.prefill(req, cancel)
+            self.last_warm[persona.name] = backend.prefill(req, cancel)
+            total += self.last_warm[persona.name]
         if self.settings.policy == "director" and not (cancel is not None and cancel.is_set()):
             policy = self.policy()
             backend = policy.backend  # type: ignore[attr-defined]
             if hasattr(backend, "prefill"):
                 active = [p for p in self.members if p.name not in self.muted] or self.members
                 state = RoundState(members=active, user_name=self.settings.user_name, user_text="")
-                msgs = policy.messages(state, self._director_transcript(backend))[:-1]  # type: ignore[attr-defined]
-                total += backend.prefill(GenRequest(slot="__director__", messages=msgs), cancel)
+                msgs = policy.messages(state, self._director_transcript(backend))  # type: ignore[attr-defined]
+                self.last_warm["__director__"] = backend.prefill(GenRequest(slot="__director__", messages=msgs), cancel)
+                total += self.last_warm["__director__"]
         return total
 
     # -- a round ----------------------------------------------------------------------------------

@@ -46,6 +46,11 @@ SMALL_MODEL_PARAMS = 1_000_000_000
 GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody has made yet",
                       "Ask {user} one gentle question", "Build on the previous reply without repeating it")
 # Directives must read as an instruction: the grammar makes them start with one of these verbs.
+# Last menu option: no directive, the companion just takes its turn in character ("It is Mia's
+# turn."). Measured with the bundled 135M persona model (docs/director.md): a reply without a
+# directive often scores higher than one steered by a generic directive, so the Director may
+# choose to give none.
+NO_DIRECTIVE = ""
 DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
                    "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
                    "Reassure", "Name", "Question", "Note", "Lighten", "Connect")
@@ -107,6 +112,23 @@ def find_addressed(text: str, names: list[str]) -> list[str]:
         if m:
             hits.append((m.start(), n))
     return [n for _, n in sorted(hits)]
+
+
+def annotate_turns(items: list[dict[str, str]], names: list[str], user_name: str) -> list[dict[str, str]]:
+    """Copies of ``items`` where each of the user's messages has ``turns``: how many replies
+    each companion had given before it, e.g. "Mia 2, Leo 0, Sam 1". Balance of participation is
+    part of the Director's reward, and a small model cannot count turns in a long transcript.
+    Annotate the whole transcript before trimming it, so the text of a kept turn never changes."""
+    counts = {n: 0 for n in names}
+    out = []
+    for item in items:
+        item = dict(item)
+        if item["speaker"] in counts:
+            counts[item["speaker"]] += 1
+        elif item["speaker"] == user_name:
+            item["turns"] = ", ".join(f"{n} {c}" for n, c in counts.items())
+        out.append(item)
+    return out
 
 
 def clean_directive(text: str) -> str:
@@ -202,13 +224,15 @@ class Director(Policy):
 
     @staticmethod
     def menu(persona: "Persona", user_name: str) -> list[str]:
-        """Directive options for one companion: its own goals, then generic group moves."""
+        """Directive options for one companion: its own goals, generic group moves, and last
+        ``NO_DIRECTIVE`` (a free turn)."""
         out = []
         for goal in persona.goals + list(GENERIC_DIRECTIVES):
             text = re.sub(r"\bthe user\b", user_name, goal.strip().rstrip("."))
             text = text[:1].upper() + text[1:]
             if text and text not in out:
                 out.append(clean_directive(text.replace("{user}", user_name)))
+        out.append(NO_DIRECTIVE)
         return out
 
     @classmethod
@@ -261,7 +285,8 @@ class Director(Policy):
             "stays in character, helpful and never repeats itself.\n"
             f"The person is {state.user_name}. The companions:\n{roster}\n"
             "Pick the companion whose role fits what the conversation needs now, and tell them "
-            "what to add that nobody has said yet, about the person's own words. Answer with JSON "
+            "what to add that nobody has said yet, about the person's own words. A companion "
+            "speaks at most once after each message of the person. Answer with JSON "
             'only: {"speaker": NAME, "directive": "VERB what"}, where VERB is one of: '
             + ", ".join(DIRECTIVE_VERBS) + '. Use "END" as the speaker when the message has '
             "been answered well enough."
@@ -269,14 +294,22 @@ class Director(Policy):
 
     @staticmethod
     def messages(state: RoundState, transcript: list[dict[str, str]]) -> list[dict[str, str]]:
+        """System prompt, then the transcript, one message per turn; nothing after it. The
+        decision is generated right after the last turn, so a decision prefills only what was
+        said since the previous one (no per-decision question to read: measured, that question
+        was half of the Director's time). The rules (who may speak now, END) are enforced by
+        the constrained output, not by the prompt. Each of the user's messages carries how
+        often each companion had spoken before it (``turns`` of the item, see
+        ``annotate_turns``; stable text, so the KV cache stays a prefix)."""
         msgs = [{"role": "system", "content": Director.system_prompt(state)}]
-        for item in transcript:
-            msgs.append({"role": "user", "content": f"{item['speaker']}: {item['text']}"})
-        spoken = ", ".join(state.spoken) if state.spoken else "nobody yet"
-        allowed = state.allowed()
-        ask = (f"Spoken this round: {spoken}. Who speaks next: {', '.join(allowed)}"
-               + (' or "END"' if state.may_end() else "") + "? Give the speaker and a directive.")
-        msgs.append({"role": "user", "content": ask})
+        items = transcript
+        if any(i["speaker"] == state.user_name and "turns" not in i for i in items):
+            items = annotate_turns(items, state.names, state.user_name)
+        for item in items:
+            text = f"{item['speaker']}: {item['text']}"
+            if item.get("turns"):
+                text += f"\n(Replies so far: {item['turns']})"
+            msgs.append({"role": "user", "content": text})
         return msgs
 
     def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:

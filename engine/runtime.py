@@ -211,6 +211,9 @@ class LlamaRuntime:
         self._slot_adapters: dict[str, str | None] = {}   # slot -> adapter its KV was computed with
         self._tries: OrderedDict[tuple[str, ...], dict] = OrderedDict()
         self.shifted_tokens = 0  # tokens kept by context shifts instead of being evaluated again
+        self._threads = threads
+        self._seed = seed
+        self._lanes: dict[str, LlamaRuntime] = {}
         tok = self.llm
         eos = tok.detokenize([tok.token_eos()]).decode("utf-8", "ignore") if tok.token_eos() >= 0 else ""
         self.format = ChatFormat(info.chat_template or None, eos=eos)
@@ -280,6 +283,35 @@ class LlamaRuntime:
                 self.llm.reset()
                 self.llm._ctx.kv_cache_clear()
 
+    def clear_slots(self) -> None:
+        """Forget every cached KV slot (lanes included): nothing of past conversations stays in
+        memory, and the next turn of every agent starts from an empty cache."""
+        with self.lock:
+            self._slots.clear()
+            self._slot_adapters.clear()
+            self._active = None
+            self.llm.reset()
+            self.llm._ctx.kv_cache_clear()
+            for rt in self._lanes.values():
+                rt.clear_slots()
+
+    # lanes -----------------------------------------------------------------------------------
+    def lane(self, name: str) -> "LlamaRuntime":
+        """A runtime with its own llama.cpp context on the same model file, for one role that
+        decides often (the Director). Its KV slot then stays live between decisions instead of
+        being copied out of and back into the shared context around every companion turn (two
+        copies of the whole used KV per switch). The file is mapped again, so the weights'
+        pages are shared through the page cache: the lane adds its own context (KV cells it
+        uses, compute buffers), not a second copy of the weights (measured in docs/performance.md).
+        Created once per name; closed with this runtime."""
+        with self.lock:
+            rt = self._lanes.get(name)
+            if rt is None:
+                rt = LlamaRuntime(self.path, n_ctx=self.n_ctx, n_threads=self._threads, seed=self._seed,
+                                  max_slots=4)
+                self._lanes[name] = rt
+            return rt
+
     # LoRA adapters -----------------------------------------------------------------------------
     # Adapters are applied per request through the low-level API (the high-level ``Llama`` takes
     # one ``lora_path`` at load time and cannot switch): every adapter over this model file shares
@@ -333,6 +365,9 @@ class LlamaRuntime:
     def close(self) -> None:
         """Free the adapters, then the model and context. The runtime is unusable afterwards."""
         with self.lock:
+            for rt in self._lanes.values():
+                rt.close()
+            self._lanes.clear()
             if self.adapters:
                 self._llama_cpp.llama_set_adapters_lora(self.llm._ctx.ctx, None, 0, None)
                 for handle in self.adapters.values():
@@ -356,9 +391,11 @@ class LlamaRuntime:
         stats = GenStats(model=self.name)
         return Generation(self._run(req, cancel, stats), stats)
 
-    def _prefill(self, tokens: list[int], cancel: threading.Event | None) -> int:
+    def _prefill(self, tokens: list[int], cancel: threading.Event | None, keep_last: bool = True) -> int:
         """Evaluate what is not already in the KV cache, in chunks (cancellable).
-        Leaves the last token for create_completion to evaluate (it needs its logits)."""
+        Leaves the last token for the sampler to evaluate (it needs its logits), unless
+        ``keep_last`` is False: then the last token is evaluated too (always, even when cached)
+        and its logits are ready."""
         llm = self.llm
         cached = llm._input_ids[: llm.n_tokens].tolist()
         common = 0
@@ -368,7 +405,7 @@ class LlamaRuntime:
             common += 1
         common = self._context_shift(cached, tokens, common)
         common = min(common, len(tokens) - 1)
-        todo = tokens[common:-1]
+        todo = tokens[common:-1] if keep_last else tokens[common:]
         llm.n_tokens = common
         llm._ctx.kv_cache_seq_rm(-1, common, -1)
         for i in range(0, len(todo), self.PREFILL_CHUNK):
@@ -442,14 +479,21 @@ class LlamaRuntime:
                 raise ModelError(f"The prompt ({len(tokens)} tokens) does not fit the context "
                                  f"({self.n_ctx}); the conversation must be trimmed first.")
             stats.prompt_tokens = len(tokens)
+            node, forced = None, []
+            if req.choices:  # the options' common start is evaluated with the prompt, in one batch
+                node = self._trie(req.choices)
+                while len(node) == 1 and self._END not in node:
+                    t = next(iter(node))
+                    forced.append(t)
+                    node = node[t]
             try:
-                stats.prefilled_tokens = self._prefill(tokens, cancel)
+                stats.prefilled_tokens = self._prefill(tokens + forced, cancel, keep_last=node is None)
             except Cancelled:
                 stats.stopped = "cancelled"
                 self.llm.reset()
                 return
-            if req.choices:
-                yield from self._choose(tokens[-1], req, cancel, stats, t0)
+            if node is not None:
+                yield from self._choose(node, forced, req, cancel, stats, t0)
                 return
             if req.seed is not None:
                 self.llm.set_seed(req.seed)
@@ -519,8 +563,8 @@ class LlamaRuntime:
                 self._tries.popitem(last=False)
         return trie
 
-    def _choose(self, last: int, req: GenRequest, cancel: threading.Event | None, stats: GenStats,
-                t0: float) -> Iterator[str]:
+    def _choose(self, node: dict, out: list[int], req: GenRequest, cancel: threading.Event | None,
+                stats: GenStats, t0: float) -> Iterator[str]:
         """Pick one of ``req.choices`` token by token: greedy (temperature 0) or sampled from the
         model's distribution restricted to the tokens that keep the text a valid option.
 
@@ -531,9 +575,9 @@ class LlamaRuntime:
         tokenization."""
         import numpy as np
         llm = self.llm
-        node = self._trie(req.choices or [])
         rng = np.random.default_rng(req.seed)
-        pending, out = [last], []
+        pending: list[int] = []  # the prompt and ``out`` (the forced start) are evaluated already
+        out = list(out)
         n_vocab = llm.n_vocab()
         while True:
             while len(node) == 1 and self._END not in node:  # forced run: no choice to make
@@ -547,7 +591,8 @@ class LlamaRuntime:
                 stats.stopped = "cancelled"
                 llm.reset()
                 return
-            llm.eval(pending)
+            if pending:
+                llm.eval(pending)
             logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(n_vocab,))
             options = [t for t in node if t != self._END]
             scores = np.array([logits[t] for t in options], dtype=np.float64)
@@ -592,6 +637,12 @@ class RuntimePool:
 
     def loaded(self) -> list[str]:
         return list(self._runtimes)
+
+    def clear_slots(self) -> None:
+        """Forget the cached KV of every loaded runtime (after "delete all data")."""
+        with self._lock:
+            for rt in self._runtimes.values():
+                rt.clear_slots()
 
 
 # -- fake backend for fast unit tests of orchestration logic ----------------------------------

@@ -145,6 +145,21 @@ def test_a_round_streams_bubbles_from_several_companions(window, qtbot):
 
 
 @pytest.mark.model
+def test_companions_read_the_round_while_the_user_types(window, qtbot):
+    use_round_robin(window, 1)
+    s = window.session
+    send(qtbot, window, "Hi all, I moved to a new city last month.")
+    first = rows(window, "companion")[-1]["speaker"]
+    qtbot.waitUntil(lambda: not s.warming(), timeout=120_000)
+    send(qtbot, window, "I don't know anyone here yet.")
+    reply = s.store.messages(s.cid)[-1]
+    assert reply["role"] == "companion" and reply["speaker"] != first and reply["text"]
+    # This companion had not spoken yet, but it read the first round (and its own persona
+    # prompt) while the user was typing: its turn read only the new message and its note.
+    assert reply["prompt_tokens"] > 200 and reply["prefilled_tokens"] < 80, reply
+
+
+@pytest.mark.model
 def test_stop_ends_the_round_within_a_second(window, qtbot):
     window.session.apply_settings(replace(window.session.settings, max_tokens=400))
     use_round_robin(window, 3)
@@ -414,8 +429,15 @@ def test_settings_export_and_delete_all_data(window, qtbot, tmp_path, monkeypatc
         assert "a private thought" in z.read(md).decode()
     assert "models.json" in names
 
+    from engine.runtime import GenRequest
+    rt = s.backend_for(None)  # the companions' KV caches hold conversation text too
+    for slot in ("Mia", "Leo"):
+        rt.prefill(GenRequest(slot=slot, messages=[{"role": "user", "content": "User: a private thought"}]))
+    assert rt.slot_bytes() > 0 and rt.llm.n_tokens > 0
+
     monkeypatch.setattr(widgets, "ask", lambda *a: True)
     dlg.confirm_delete()
+    assert rt.slot_bytes() == 0 and rt.llm.n_tokens == 0
     convs = s.store.conversations()
     assert len(convs) == 1 and convs[0]["n_messages"] == 0 and s.cid == convs[0]["id"]
     assert s.messages.rowCount() == 0 and window.chat_view.empty.isVisible()

@@ -116,7 +116,13 @@ def test_director_prompt_is_the_apps_director_prompt():
     st = _state([{"speaker": "Mia", "text": "I hear you."}])
     fmt = ChatFormat(None)
     assert director_prompt(st, fmt) == fmt.render(Director.messages(st.round_state(), st.transcript()))
-    assert "Spoken this round: Mia." in director_prompt(st, fmt)
+    prompt = director_prompt(st, fmt)
+    # the round's reply is the last thing the Director reads before deciding
+    assert prompt.rstrip().endswith("Mia: I hear you.<|im_end|>\n<|im_start|>assistant")
+    # the user's message says how often each companion had replied before it
+    history = [h["speaker"] for h in st.scenario.history]
+    counts = ", ".join(f"{n} {history.count(n)}" for n in st.group.names)
+    assert f"(Replies so far: {counts})" in prompt
 
 
 # -- end to end ----------------------------------------------------------------------------------

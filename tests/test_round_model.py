@@ -6,6 +6,7 @@ import time
 import pytest
 
 from engine.chat import ChatSettings, GroupChat
+from engine.director import Director
 from engine.personas import load_set
 from helpers import events_of, run_round
 
@@ -28,9 +29,12 @@ def test_director_round_on_bundled_model(store, real_backend_for):
     msgs = [e.data for e in events_of(ev, "message")]
     speakers = [m["speaker"] for m in msgs]
     assert 2 <= len(speakers) <= 3 and len(set(speakers)) == len(speakers)
+    menus = {p.name: Director.menu(p, "User") for p in chat.members}
+    told = {d["speaker"]: d["directive"] for d in directors if d["speaker"]}
     for m in msgs:
         assert m["text"].strip()
-        assert m["directive"]  # the Director told each speaker what to add
+        # each speaker got the directive the Director chose for it (a menu option; "" = free turn)
+        assert m["directive"] == told[m["speaker"]] and m["directive"] in menus[m["speaker"]]
         others = [n for n in names | {"User"} if n != m["speaker"]]
         assert not re.search(rf"(^|\n)\s*({'|'.join(others)})\s*:", m["text"])
     # tokens streamed before each message, and they add up to the message
@@ -44,7 +48,36 @@ def test_director_round_on_bundled_model(store, real_backend_for):
     assert [r["role"] for r in rows] == ["user"] + ["companion"] * len(msgs)
     for r in rows[1:]:
         assert r["prompt_tokens"] > 50 and r["completion_tokens"] > 0 and r["latency_ms"] > 0
-        assert r["model"].endswith(".gguf") and r["directive"]
+        assert r["model"].endswith(".gguf") and r["directive"] == told[r["speaker"]]
+    # the Director decided in its own llama.cpp context: its KV never went through the
+    # companions' shared context (no slot swap around each companion turn)
+    runtime = real_backend_for()
+    assert chat.policy().backend is runtime.lane("director")
+    assert "__director__" not in runtime._slots and runtime._active != "__director__"
+
+
+def test_director_lane_decides_exactly_as_the_shared_context_did(store, real_backend_for):
+    """Moving the Director to its own context changes speed, not decisions."""
+    class SharedOnly:  # the runtime without lanes: the Director swaps its slot in the shared context
+        def __init__(self, rt):
+            self.rt = rt
+            self.info, self.n_ctx = rt.info, rt.n_ctx
+
+        def __getattr__(self, name):
+            if name == "lane":
+                raise AttributeError(name)
+            return getattr(self.rt, name)
+
+    shared = SharedOnly(real_backend_for())
+    texts = ["My sister stopped talking to me and I don't know why.", "We used to be close."]
+    runs = []
+    for backend_for in (real_backend_for, lambda m=None: shared):
+        shared.rt.clear_slots()  # both runs evaluate the same tokens in the same chunks
+        chat = GroupChat(load_set("support"), settings=ChatSettings(max_tokens=24, seed=5), store=store,
+                         backend_for=backend_for)
+        runs.append([(e.data["speaker"], e.data["directive"])
+                     for t in texts for e in events_of(run_round(chat, t), "director")])
+    assert runs[0] == runs[1] and len(runs[0]) >= 4
 
 
 def test_kv_cache_reused_on_the_next_turn(store, real_backend_for):
