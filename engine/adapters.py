@@ -40,9 +40,9 @@ class AdapterBackend:
         """The base model's GGUF info (its size decides the Director's directive mode)."""
         return self.runtime.info
 
-    def lane(self, name: str) -> "AdapterBackend":
+    def lane(self, name: str, n_ctx: int | None = None) -> "AdapterBackend":
         """The same adapter on the base runtime's lane ``name`` (see ``LlamaRuntime.lane``)."""
-        return AdapterBackend(self.runtime.lane(name), self.adapter, self.name)
+        return AdapterBackend(self.runtime.lane(name, n_ctx), self.adapter, self.name)
 
     def count_tokens(self, text: str) -> int:
         return self.runtime.count_tokens(text)

@@ -202,7 +202,8 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
     """What the Director's own lane costs (``LlamaRuntime.lane``: a second context on the same
     file) and what it saves: PSS/RSS growth when the lane is created and used for a
     ``context_tokens`` prompt, and the time of one KV slot switch in the shared context (save the
-    live slot, load another) with slots of that size, the copy the lane avoids twice per decision."""
+    live slot, load another) with slots of that size, the copy the lane avoids twice per decision.
+    The lane gets the size ``GroupChat`` gives the Director's lane (half the context)."""
     import dataclasses
     from .adapters import _mem_kb
     from .runtime import GenRequest, LlamaRuntime
@@ -219,7 +220,7 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
                 rt._switch_to("a" if i % 2 == 0 else "b")
         switch_ms = (time.perf_counter() - t0) * 100
         before = _mem_kb()
-        rt.lane("director").generate(dataclasses.replace(req, slot="__director__")).text()
+        rt.lane("director", max(1024, n_ctx // 2)).generate(dataclasses.replace(req, slot="__director__")).text()
         after = _mem_kb()
         return {"context_tokens": rt.count_tokens(text), "slot_switch_ms": round(switch_ms, 2),
                 "lane_pss_mb": round((after["pss"] - before["pss"]) / 1024, 1),

@@ -216,13 +216,17 @@ class GroupChat:
     def _director_lane(self, backend: Backend | None) -> Backend | None:
         """When the Director runs on the same llama.cpp runtime as a companion, give it that
         runtime's own "director" lane (a second context on the same weights): its KV stays live
-        between decisions instead of being swapped in and out around every companion turn."""
+        between decisions instead of being swapped in and out around every companion turn. The
+        lane has half the companions' context (its KV buffer is memory held for good), so the
+        Director reads the last quarter of the context window of transcript (its trimming
+        budget is half its own context); the reply counts on the user's messages still cover
+        the whole conversation."""
         lane = getattr(backend, "lane", None)
         if backend is None or not callable(lane):
             return backend
         base = getattr(backend, "runtime", backend)
         if any(getattr(b, "runtime", b) is base for b in map(self._backend, self.members)):
-            return lane("director")
+            return lane("director", max(1024, backend.n_ctx // 2))
         return backend
 
     def _backend(self, persona: Persona) -> Backend:

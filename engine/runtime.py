@@ -296,19 +296,21 @@ class LlamaRuntime:
                 rt.clear_slots()
 
     # lanes -----------------------------------------------------------------------------------
-    def lane(self, name: str) -> "LlamaRuntime":
+    def lane(self, name: str, n_ctx: int | None = None) -> "LlamaRuntime":
         """A runtime with its own llama.cpp context on the same model file, for one role that
         decides often (the Director). Its KV slot then stays live between decisions instead of
         being copied out of and back into the shared context around every companion turn (two
         copies of the whole used KV per switch). The file is mapped again, so the weights'
         pages are shared through the page cache: the lane adds its own context (KV cells it
-        uses, compute buffers), not a second copy of the weights (measured in docs/performance.md).
-        Created once per name; closed with this runtime."""
+        uses, compute buffers), not a second copy of the weights. llama.cpp clears the whole KV
+        buffer when it creates a context, so the lane's memory is its full ``n_ctx`` of KV cells
+        (about 23 kB a cell for the bundled model): give it only the context its role needs
+        (default: this runtime's). Created once per name; closed with this runtime."""
         with self.lock:
             rt = self._lanes.get(name)
             if rt is None:
-                rt = LlamaRuntime(self.path, n_ctx=self.n_ctx, n_threads=self._threads, seed=self._seed,
-                                  max_slots=4)
+                rt = LlamaRuntime(self.path, n_ctx=n_ctx or self.n_ctx, n_threads=self._threads,
+                                  seed=self._seed, max_slots=4)
                 self._lanes[name] = rt
             return rt
 

@@ -182,6 +182,31 @@ def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, 
         store.close()
 
 
+def test_grpo_can_continue_from_a_saved_adapter(tmp_path):
+    """A long CPU run can be done in parts: --init-adapter starts from the adapter an earlier
+    run saved, with its learned weights and still trainable; a wrong folder is one clear error."""
+    import torch
+
+    from training.base_model import build_tiny
+    from training.common import TrainError
+    from training.config import BaseConfig
+    from training.director_grpo import DirectorConfig, policy_model
+    build_tiny(BaseConfig(tiny=True), tmp_path / "hf", seed=0)
+    cfg = DirectorConfig(tiny=True)
+    first = policy_model(cfg, tmp_path / "hf")
+    lora = {n: p for n, p in first.named_parameters() if "lora_B" in n}
+    assert lora
+    with torch.no_grad():
+        for p in lora.values():
+            p.fill_(0.125)  # stands in for what an earlier run learned (lora_B starts at zero)
+    first.save_pretrained(str(tmp_path / "adapter"))
+    again = policy_model(DirectorConfig(tiny=True, init_adapter=str(tmp_path / "adapter")), tmp_path / "hf")
+    resumed = dict(again.named_parameters())
+    assert all(torch.equal(resumed[n], p) and resumed[n].requires_grad for n, p in lora.items())
+    with pytest.raises(TrainError, match="no LoRA adapter there"):
+        policy_model(DirectorConfig(tiny=True, init_adapter=str(tmp_path)), tmp_path / "hf")
+
+
 @pytest.mark.model
 def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
     """During GRPO the Director's sampled decisions are restricted to the app's exact decision

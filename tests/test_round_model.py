@@ -53,6 +53,7 @@ def test_director_round_on_bundled_model(store, real_backend_for):
     # companions' shared context (no slot swap around each companion turn)
     runtime = real_backend_for()
     assert chat.policy().backend is runtime.lane("director")
+    assert chat.policy().backend.n_ctx == runtime.n_ctx // 2  # its KV buffer: half the memory
     assert "__director__" not in runtime._slots and runtime._active != "__director__"
 
 

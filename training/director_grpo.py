@@ -91,6 +91,8 @@ class DirectorConfig:
     end_reward: float = opt(0.5, "Content components of an END decision.")
     gradient_checkpointing: bool = opt(False, "Recompute activations in the backward pass (saves memory, "
                                               "costs a second forward; off for CPU toy runs).")
+    init_adapter: str = opt("", "Start GRPO from this saved LoRA adapter folder (e.g. OUT/director/adapter of an "
+                                "earlier run on the same base) instead of a fresh LoRA: continue a run in parts.")
     max_train_minutes: float = opt(0.0, "Stop GRPO after this many minutes even before 'steps' (0 = no limit; "
                                         "for CPU toy runs on shared machines).")
     quantize: list[str] = opt(["Q8_0"], "Quantized files besides the f16 GGUF.")
@@ -336,19 +338,16 @@ def _weights(cfg: DirectorConfig) -> dict[str, float]:
 def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt: Any, mode: str) -> Path:
     import torch
     from datasets import Dataset
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     from .base_model import hf_dir
     from .director_rewards import make_reward_funcs
-    from .lora import peft_config
     folder = out / "director"
     torch.manual_seed(cfg.seed)
     tok = AutoTokenizer.from_pretrained(str(hf_dir(out)))
     tok.padding_side = "left"
-    model = AutoModelForCausalLM.from_pretrained(str(hf_dir(out)), dtype=torch.float32)
-    model = get_peft_model(model, peft_config(cfg.lora, "CAUSAL_LM", model.config.num_hidden_layers))
+    model = policy_model(cfg, hf_dir(out))
     by_id = {s.id: s for s in states}
     fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
     rows = [{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states]
@@ -382,6 +381,24 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     save_config(folder, cfg)
     mark_done(folder, {k: v for k, v in metrics.items() if k != "history"})
     return folder
+
+
+def policy_model(cfg: DirectorConfig, hf: Path) -> Any:
+    """The Director's base weights with a trainable LoRA: fresh (``cfg.lora``), or the adapter
+    saved at ``cfg.init_adapter`` to continue an earlier run."""
+    import torch
+    from peft import PeftModel, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from .lora import peft_config
+    model = AutoModelForCausalLM.from_pretrained(str(hf), dtype=torch.float32)
+    if cfg.init_adapter:
+        path = Path(cfg.init_adapter).expanduser()
+        if not (path / "adapter_config.json").is_file():
+            raise TrainError(f"--init-adapter {path}: no LoRA adapter there (adapter_config.json is missing); "
+                             "point it at OUT/director/adapter of an earlier run.")
+        return PeftModel.from_pretrained(model, str(path), is_trainable=True)
+    return get_peft_model(model, peft_config(cfg.lora, "CAUSAL_LM", model.config.num_hidden_layers))
 
 
 def decision_choices(state: Any) -> list[str]:
