@@ -206,6 +206,7 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
     The lane gets the size ``GroupChat`` gives the Director's lane (half the context)."""
     import dataclasses
     from .adapters import _mem_kb
+    from .chat import director_lane_ctx
     from .runtime import GenRequest, LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=n_ctx, n_threads=threads)
     try:
@@ -220,7 +221,7 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
                 rt._switch_to("a" if i % 2 == 0 else "b")
         switch_ms = (time.perf_counter() - t0) * 100
         before = _mem_kb()
-        rt.lane("director", max(1024, n_ctx // 2)).generate(dataclasses.replace(req, slot="__director__")).text()
+        rt.lane("director", director_lane_ctx(n_ctx)).generate(dataclasses.replace(req, slot="__director__")).text()
         after = _mem_kb()
         return {"context_tokens": rt.count_tokens(text), "slot_switch_ms": round(switch_ms, 2),
                 "lane_pss_mb": round((after["pss"] - before["pss"]) / 1024, 1),

@@ -226,7 +226,7 @@ class GroupChat:
             return backend
         base = getattr(backend, "runtime", backend)
         if any(getattr(b, "runtime", b) is base for b in map(self._backend, self.members)):
-            return lane("director", max(1024, backend.n_ctx // 2))
+            return lane("director", director_lane_ctx(backend.n_ctx))
         return backend
 
     def _backend(self, persona: Persona) -> Backend:
@@ -587,6 +587,11 @@ class GroupChat:
             return None
         return self.store.add_message(self.conversation_id, round=self.round, role=role,
                                       speaker=speaker, text=text, **fields)
+
+
+def director_lane_ctx(n_ctx: int) -> int:
+    """Context of the Director's own lane next to companions with ``n_ctx``: half of it."""
+    return max(1024, n_ctx // 2)
 
 
 def default_backend_factory(store: Any = None, n_ctx: int = 4096,

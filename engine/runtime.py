@@ -245,12 +245,16 @@ class LlamaRuntime:
         buf, ids, n = saved
         llm._ctx.kv_cache_clear()
         if lc.llama_state_seq_set_data(llm._ctx.ctx, buf, len(buf), 0) != len(buf):
-            llm.reset()
-            llm._ctx.kv_cache_clear()
+            self._clear_live()
             return
         llm.input_ids[:n] = ids
         llm.n_tokens = n
         llm._requires_eval = True
+
+    def _clear_live(self) -> None:
+        """Empty the live sequence: no cached tokens, no KV cells."""
+        self.llm.reset()
+        self.llm._ctx.kv_cache_clear()
 
     def _switch_to(self, slot: str) -> None:
         """Make ``slot``'s KV state the live one (saving the previous slot's first)."""
@@ -267,8 +271,7 @@ class LlamaRuntime:
         if saved is not None:
             self._load_slot(saved)
         else:
-            self.llm.reset()
-            self.llm._ctx.kv_cache_clear()
+            self._clear_live()
         self._active = slot
 
     def slot_bytes(self) -> int:
@@ -280,8 +283,7 @@ class LlamaRuntime:
             self._slots.pop(slot, None)
             if self._active == slot:
                 self._active = None
-                self.llm.reset()
-                self.llm._ctx.kv_cache_clear()
+                self._clear_live()
 
     def clear_slots(self) -> None:
         """Forget every cached KV slot (lanes included): nothing of past conversations stays in
@@ -290,8 +292,7 @@ class LlamaRuntime:
             self._slots.clear()
             self._slot_adapters.clear()
             self._active = None
-            self.llm.reset()
-            self.llm._ctx.kv_cache_clear()
+            self._clear_live()
             for rt in self._lanes.values():
                 rt.clear_slots()
 
@@ -360,8 +361,7 @@ class LlamaRuntime:
         key = str(Path(req.adapter).expanduser().resolve()) if req.adapter else None
         self._apply_adapter(key)
         if self._slot_adapters.get(req.slot, key) != key:
-            self.llm.reset()
-            self.llm._ctx.kv_cache_clear()
+            self._clear_live()
         self._slot_adapters[req.slot] = key
 
     def close(self) -> None:
@@ -483,11 +483,7 @@ class LlamaRuntime:
             stats.prompt_tokens = len(tokens)
             node, forced = None, []
             if req.choices:  # the options' common start is evaluated with the prompt, in one batch
-                node = self._trie(req.choices)
-                while len(node) == 1 and self._END not in node:
-                    t = next(iter(node))
-                    forced.append(t)
-                    node = node[t]
+                forced, node = self._forced_run(self._trie(req.choices))
             try:
                 stats.prefilled_tokens = self._prefill(tokens + forced, cancel, keep_last=node is None)
             except Cancelled:
@@ -565,6 +561,16 @@ class LlamaRuntime:
                 self._tries.popitem(last=False)
         return trie
 
+    def _forced_run(self, node: dict) -> tuple[list[int], dict]:
+        """The tokens every option below ``node`` shares next (no choice to make), and the node
+        after them."""
+        run = []
+        while len(node) == 1 and self._END not in node:
+            t = next(iter(node))
+            run.append(t)
+            node = node[t]
+        return run, node
+
     def _choose(self, node: dict, out: list[int], req: GenRequest, cancel: threading.Event | None,
                 stats: GenStats, t0: float) -> Iterator[str]:
         """Pick one of ``req.choices`` token by token: greedy (temperature 0) or sampled from the
@@ -582,11 +588,9 @@ class LlamaRuntime:
         out = list(out)
         n_vocab = llm.n_vocab()
         while True:
-            while len(node) == 1 and self._END not in node:  # forced run: no choice to make
-                t = next(iter(node))
-                pending.append(t)
-                out.append(t)
-                node = node[t]
+            run, node = self._forced_run(node)
+            pending += run
+            out += run
             if set(node) == {self._END}:
                 break
             if cancel is not None and cancel.is_set():
