@@ -96,6 +96,42 @@ def test_group_rewarder_components_caching_and_reward_functions():
     assert 0.0 <= total(comp, weights) <= 1.0
 
 
+def test_decisions_are_scored_on_several_rollouts_and_the_reward_table_covers_every_choice():
+    """With ``samples`` > 1 a decision's components are the mean over replies rolled out with
+    other seeds (a bad draw no longer decides the ranking); the reward table scores every allowed
+    decision once, so training steps and the headroom summary need no further rollouts."""
+    from training.director_grpo import decision_choices, table_summary
+    from training.director_rewards import COMPONENTS, GroupRewarder
+    calls = []
+
+    def rollout(state, speaker, directive, sample=0):
+        calls.append((speaker, directive, sample))
+        # sample 0 is a bad draw (empty after cleanup), sample 1 a real reply
+        return "" if sample == 0 else f"{speaker} offers a new idea about {directive or 'the plan'}"
+    st = _state()
+    name = st.round_state().allowed()[0]
+    one = GroupRewarder(FakeJudge(), rollout, mode="menu").decision_components(st, name, "")
+    two = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2).decision_components(st, name, "")
+    assert one["social"] == 0.0 and one["relevance"] == 0.0               # one empty draw: nothing
+    assert two["social"] == 0.5 and 0.0 < two["diversity"] <= 0.5         # the mean of 0 and 1
+    assert (name, "", 1) in calls and one["balance"] == two["balance"]
+    calls.clear()
+    states = [st, _state([{"speaker": name, "text": "first reply"}])]
+    rw = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
+    table = rw.table(states, decision_choices)
+    for s in states:
+        assert set(table[s.id]) == set(decision_choices(s))
+        assert all(set(c) == set(COMPONENTS) and c["format"] == 1.0 for c in table[s.id].values())
+    n_decisions = sum(len(decision_choices(s)) for s in states)
+    assert len(calls) == 2 * n_decisions == rw.rollout_calls              # every decision, both seeds
+    summary = table_summary(table, states, {c: 1.0 for c in COMPONENTS})
+    assert summary["decisions"] == n_decisions
+    assert summary["oracle"] >= summary["round_robin"] and summary["oracle"] >= summary["random"]
+    assert all(r["round_robin_reward"] is not None for r in summary["per_state"])  # RR's choice is in the table
+    rw.evaluate(states[0], decision_choices(states[0])[0])
+    assert rw.rollout_calls == 2 * n_decisions                             # lookups from now on
+
+
 def test_director_config_precedence_and_cli(tmp_path):
     from training.cli import make_parser
     from training.director_grpo import model_name, resolve_config

@@ -89,6 +89,13 @@ class DirectorConfig:
     max_completion_length: int = opt(40, "Longest decision, in tokens.")
     rollout_max_tokens: int = opt(48, "Longest rolled-out companion reply, in tokens.")
     end_reward: float = opt(0.5, "Content components of an END decision.")
+    rollout_samples: int = opt(1, "Replies rolled out per decision (different seeds); its reward is their mean "
+                                  "(an estimate of the expected reward; one 135M reply is a noisy draw).")
+    reward_table: bool = opt(False, "Before GRPO, roll out and score every decision the rules allow in every "
+                                    "training state (one batched pass): steps become lookups, and the table "
+                                    "shows the headroom (best decision vs round-robin's) per state.")
+    eval_table: bool = opt(False, "Also score every allowed decision on the held-out states, to report the "
+                                  "best possible (oracle) and the average (random) decision next to the policies.")
     gradient_checkpointing: bool = opt(False, "Recompute activations in the backward pass (saves memory, "
                                               "costs a second forward; off for CPU toy runs).")
     init_adapter: str = opt("", "Start GRPO from this saved LoRA adapter folder (e.g. OUT/director/adapter of an "
@@ -139,19 +146,22 @@ class Rollouts:
         self.max_tokens = max_tokens
         self.seed = seed
 
-    def _chat(self, state: Any) -> Any:
+    SAMPLE_SEED_STEP = 7919  # sample k of a decision is rolled out with seed + k * this
+
+    def _chat(self, state: Any, sample: int = 0) -> Any:
         from engine.chat import ChatSettings, GroupChat, TranscriptItem
         backend = self.pool.get(self.path)
-        chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin", seed=self.seed,
+        chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin",
+                                                            seed=self.seed + sample * self.SAMPLE_SEED_STEP,
                                                             max_tokens=self.max_tokens),
                          backend_for=lambda _m: backend)
         chat.transcript = [TranscriptItem("user" if h["speaker"] == "User" else "companion", h["speaker"], h["text"])
                            for h in state.transcript()]
         return chat
 
-    def __call__(self, state: Any, speaker: str, directive: str) -> str:
+    def __call__(self, state: Any, speaker: str, directive: str, sample: int = 0) -> str:
         import threading
-        chat = self._chat(state)
+        chat = self._chat(state, sample)
         persona = chat.member(speaker)
         req = chat.speaker_request(persona, directive)
         result: Any = None
@@ -160,14 +170,15 @@ class Rollouts:
                 result = out
         return (result[0] if result else "").strip()
 
-    def many(self, items: list[tuple[Any, str, str]]) -> list[str]:
+    def many(self, items: list[tuple[Any, ...]]) -> list[str]:
         """Several rollouts decoded together (engine.batch), each kept as the chat keeps a reply
-        (``GroupChat.finish_reply``). Same prompts and settings as ``__call__``; the sampled
-        texts differ from one-at-a-time rollouts only in the random draws."""
+        (``GroupChat.finish_reply``). Items are (state, speaker, directive[, sample]); same
+        prompts and settings as ``__call__``; the sampled texts differ from one-at-a-time
+        rollouts only in the random draws."""
         from engine.batch import BatchGenerator
         chats, reqs = [], []
-        for state, speaker, directive in items:
-            chat = self._chat(state)
+        for state, speaker, directive, *rest in items:
+            chat = self._chat(state, rest[0] if rest else 0)
             chats.append((chat, chat.member(speaker)))
             reqs.append(chat.speaker_request(chat.member(speaker), directive))
         backend = self.pool.get(self.path)
@@ -277,7 +288,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
 
     n_params = _count_params(base_model.hf_dir(out))
     mode = directive_mode(cfg, n_params)
-    rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward)
+    rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
     train_dir = out / "director"
     if not is_done(train_dir):
         train(cfg, out, train_states, rewarder, fmt, mode)
@@ -349,6 +360,11 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     tok.padding_side = "left"
     model = policy_model(cfg, hf_dir(out))
     by_id = {s.id: s for s in states}
+    if cfg.reward_table and mode == "menu":
+        t_table = time.perf_counter()
+        table = rewarder.table(states, decision_choices)
+        write_json(folder / "reward_table.json", table_summary(table, states, _weights(cfg)))
+        _log(f"reward table: {sum(map(len, table.values()))} decisions in {time.perf_counter() - t_table:.0f} s")
     fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
     rows = [{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states]
     ds = Dataset.from_list(rows)
@@ -381,6 +397,29 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     save_config(folder, cfg)
     mark_done(folder, {k: v for k, v in metrics.items() if k != "history"})
     return folder
+
+
+def table_summary(table: dict[str, dict[str, dict[str, float]]], states: list[Any],
+                  weights: dict[str, float]) -> dict[str, Any]:
+    """Per state: the group reward of every allowed decision, the best one, the average (what a
+    uniformly random valid decision scores) and round-robin's; and their means over states."""
+    from engine.director import RoundRobin
+
+    from .director_rewards import total
+    rows = []
+    for s in states:
+        rewards = {c: round(total(comps, weights), 4) for c, comps in table[s.id].items()}
+        rr = RoundRobin().next(s.round_state(), s.transcript())
+        rr_key = json.dumps({"speaker": rr.speaker if rr.speaker else "END", "directive": rr.directive})
+        best = max(rewards, key=rewards.get)
+        rows.append({"state": s.id, "best": best, "best_reward": rewards[best],
+                     "mean_reward": round(sum(rewards.values()) / len(rewards), 4),
+                     "round_robin_reward": rewards.get(rr_key), "rewards": rewards})
+    n = max(1, len(rows))
+    mean = lambda k: round(sum(r[k] or 0.0 for r in rows) / n, 4)
+    return {"states": len(rows), "decisions": sum(len(r["rewards"]) for r in rows),
+            "oracle": mean("best_reward"), "random": mean("mean_reward"),
+            "round_robin": mean("round_robin_reward"), "per_state": rows}
 
 
 def policy_model(cfg: DirectorConfig, hf: Path) -> Any:
@@ -575,6 +614,11 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
             "decisions": rows}
     for rt in runtimes:
         rt.llm.close()
+    if cfg.eval_table and manifest.get("directive_mode", "menu") == "menu":
+        # the best and the average allowed decision per held-out state, for scale
+        summary = table_summary(rewarder.table(states, decision_choices), states, weights)
+        result["headroom"] = {k: summary[k] for k in ("oracle", "random", "round_robin", "decisions")}
+        write_json(folder / "table.json", summary)
     p = result["policies"]
     result["trained_beats_untrained"] = p["trained"]["mean_reward"] > p["untrained"]["mean_reward"]
     result["trained_beats_round_robin"] = p["trained"]["mean_reward"] > p["round-robin"]["mean_reward"]

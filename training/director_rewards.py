@@ -104,35 +104,49 @@ def parse_decision(text: str, state: RoundState, mode: str) -> tuple[str | None,
 
 class GroupRewarder:
     """Rolls out decisions and scores the components; ``rollout(state, speaker, directive)`` is
-    any function returning the speaker's cleaned reply (llama.cpp in training, fakes in tests)."""
+    any function returning the speaker's cleaned reply (llama.cpp in training, fakes in tests).
 
-    def __init__(self, judge: Any, rollout: Callable[[GroupState, str, str], str], mode: str = "menu",
-                 end_reward: float = 0.5):
+    ``samples`` > 1 scores a decision on that many rolled-out replies (sample ``k`` > 0 is asked
+    for as ``rollout(state, speaker, directive, sample=k)``: another seed) and averages the
+    components: the reward then estimates the decision's *expected* group reward instead of one
+    draw of the persona model. Measured on the bundled 135M persona model (docs/director.md),
+    a single reply moves a state's reward by up to ~0.4 (an empty or off-topic reply), so one
+    draw ranks decisions mostly by luck."""
+
+    def __init__(self, judge: Any, rollout: Callable[..., str], mode: str = "menu",
+                 end_reward: float = 0.5, samples: int = 1):
         self.judge = judge
         self.rollout_fn = rollout
         self.mode = mode
         self.end_reward = end_reward
-        self._rollouts: dict[tuple[str, str, str], str] = {}
+        self.samples = max(1, int(samples))
+        self._rollouts: dict[tuple[str, str, str, int], str] = {}
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self.rollout_calls = 0
 
-    def rollout(self, state: GroupState, speaker: str, directive: str) -> str:
-        key = (state.id, speaker, directive)
+    def _call(self, state: GroupState, speaker: str, directive: str, k: int) -> str:
+        if k == 0:
+            return self.rollout_fn(state, speaker, directive)
+        return self.rollout_fn(state, speaker, directive, sample=k)
+
+    def rollout(self, state: GroupState, speaker: str, directive: str, sample: int = 0) -> str:
+        key = (state.id, speaker, directive, sample)
         if key not in self._rollouts:
             self.rollout_calls += 1
-            self._rollouts[key] = self.rollout_fn(state, speaker, directive)
+            self._rollouts[key] = self._call(state, speaker, directive, sample)
         return self._rollouts[key]
 
-    def prefetch(self, items: list[tuple[GroupState, str, str]]) -> None:
-        """Roll out every not yet cached (state, speaker, directive) at once when the rollout
-        function can batch (``rollout_fn.many``); otherwise rollouts happen one by one later."""
+    def prefetch(self, items: list[tuple[GroupState, str | None, str]]) -> None:
+        """Roll out every not yet cached (state, speaker, directive) (each of its ``samples``) at
+        once when the rollout function can batch (``rollout_fn.many``, items of
+        (state, speaker, directive, sample)); otherwise rollouts happen one by one later."""
         many = getattr(self.rollout_fn, "many", None)
-        todo = list(dict.fromkeys((s.id, sp, d) for s, sp, d in items if sp is not None
-                                  and (s.id, sp, d) not in self._rollouts))
+        todo = list(dict.fromkeys((s.id, sp, d, k) for s, sp, d in items if sp is not None
+                                  for k in range(self.samples) if (s.id, sp, d, k) not in self._rollouts))
         if many is None or len(todo) < 2:
             return
         by_id = {s.id: s for s, _, _ in items}
-        texts = many([(by_id[i], sp, d) for i, sp, d in todo])
+        texts = many([(by_id[i], sp, d, k) for i, sp, d, k in todo])
         self.rollout_calls += len(todo)
         for key, text in zip(todo, texts):
             self._rollouts[key] = text
@@ -154,10 +168,27 @@ class GroupRewarder:
             comps = {c: self.end_reward for c in COMPONENTS if c != "format"}
             self._scores[key] = comps
             return dict(comps)
-        reply = self.rollout(state, speaker, directive).strip()
-        comps = self.score_reply(state, speaker, reply)
+        each = [self.score_reply(state, speaker, self.rollout(state, speaker, directive, k).strip())
+                for k in range(self.samples)]
+        comps = {c: round(sum(e[c] for e in each) / len(each), 4) for c in each[0]}
         self._scores[key] = comps
         return dict(comps)
+
+    def table(self, states: list[GroupState], choices: Callable[[GroupState], list[str]]) -> dict[str, dict[str, dict[str, float]]]:
+        """Every decision's components for every state (``choices(state)``: the decision strings,
+        e.g. ``Director.choices``), rolled out in one batched pass. Filled once before GRPO, it
+        makes every training step a lookup (no rollouts while the policy trains) and shows the
+        headroom: what the best decision per state would score against a baseline's."""
+        parsed = {s.id: [(c, *parse_decision(c, s.round_state(), self.mode)) for c in choices(s)] for s in states}
+        self.prefetch([(s, sp, d) for s in states for _, sp, d, _ in parsed[s.id]])
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for s in states:
+            out[s.id] = {}
+            for c, sp, d, fmt in parsed[s.id]:
+                comps = self.decision_components(s, sp, d)
+                comps["format"] = fmt
+                out[s.id][c] = comps
+        return out
 
     def score_reply(self, state: GroupState, speaker: str, reply: str) -> dict[str, float]:
         import numpy as np
