@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from .director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy
+from .director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy, reply_gist
 from .errors import InputError, MascotError
 from .personas import Persona, PersonaSet
 from .runtime import Backend, GenRequest
@@ -304,8 +304,12 @@ class GroupChat:
                           seed=self.settings.seed)
 
     def _director_transcript(self, backend: Backend) -> list[dict[str, str]]:
+        """The transcript as the Director reads it: the user's messages whole (clipped like the
+        companions'), companion replies as their gist (``director.reply_gist``), reply counts
+        on the user's messages; trimmed to the Director's budget by the same policy."""
         items = [{"speaker": self.settings.user_name if t.role == "user" else t.speaker,
-                  "text": self._clip(t.text, backend)} for t in self.transcript]
+                  "text": self._clip(t.text, backend) if t.role == "user" else reply_gist(t.text)}
+                 for t in self.transcript]
         items = annotate_turns(items, self.names, self.settings.user_name)
         costs = [backend.count_tokens(i["text"] + i.get("turns", "")) + 12 for i in items]
         return items[self._trim_start("__director__", costs, backend.n_ctx // 2):]

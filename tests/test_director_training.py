@@ -132,6 +132,27 @@ def test_decisions_are_scored_on_several_rollouts_and_the_reward_table_covers_ev
     assert rw.rollout_calls == 2 * n_decisions                             # lookups from now on
 
 
+def test_rolled_out_replies_are_saved_and_reused_by_a_restarted_run(tmp_path):
+    from training.director_grpo import decision_choices
+    from training.director_rewards import GroupRewarder
+    calls = []
+
+    def rollout(state, speaker, directive, sample=0):
+        calls.append(sample)
+        return f"{speaker} reply {sample} to {directive}"
+    st = _state()
+    key = {"persona_model": "m.gguf", "seed": 0}
+    first = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
+    assert first.persist(tmp_path / "rollouts.json", key) == 0            # nothing saved yet
+    table = first.table([st], decision_choices)
+    n = len(calls)
+    again = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
+    assert again.persist(tmp_path / "rollouts.json", key) == n
+    assert again.table([st], decision_choices) == table and len(calls) == n   # no new rollouts
+    other = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
+    assert other.persist(tmp_path / "rollouts.json", {**key, "seed": 1}) == 0  # other settings: not reused
+
+
 def test_director_config_precedence_and_cli(tmp_path):
     from training.cli import make_parser
     from training.director_grpo import model_name, resolve_config

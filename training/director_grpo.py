@@ -289,6 +289,9 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     n_params = _count_params(base_model.hf_dir(out))
     mode = directive_mode(cfg, n_params)
     rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
+    reused = rewarder.persist(out / "states" / "rollouts.json", states_key)  # a restarted run reuses them
+    if reused:
+        _log(f"reusing {reused} saved rollouts")
     train_dir = out / "director"
     if not is_done(train_dir):
         train(cfg, out, train_states, rewarder, fmt, mode)
@@ -614,6 +617,7 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
             "decisions": rows}
     for rt in runtimes:
         rt.llm.close()
+    rewarder.save()
     if cfg.eval_table and manifest.get("directive_mode", "menu") == "menu":
         # the best and the average allowed decision per held-out state, for scale
         summary = table_summary(rewarder.table(states, decision_choices), states, weights)

@@ -120,6 +120,7 @@ class GroupRewarder:
         self.mode = mode
         self.end_reward = end_reward
         self.samples = max(1, int(samples))
+        self._persist: Any = None
         self._rollouts: dict[tuple[str, str, str, int], str] = {}
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self.rollout_calls = 0
@@ -150,6 +151,31 @@ class GroupRewarder:
         self.rollout_calls += len(todo)
         for key, text in zip(todo, texts):
             self._rollouts[key] = text
+
+    def persist(self, path: Any, key: dict[str, Any]) -> int:
+        """Keep the rolled-out replies in ``path`` (they cost most of a run's llama.cpp time):
+        reuse the ones saved there under the same ``key`` (the settings they depend on) and
+        save them again after every ``table``. Returns how many were reused."""
+        from pathlib import Path
+        self._persist = (Path(path), key)
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return 0
+        if not isinstance(data, dict) or data.get("key") != key:
+            return 0
+        for sid, sp, d, k, text in data.get("rollouts", []):
+            self._rollouts.setdefault((sid, sp, d, int(k)), text)
+        return len(data.get("rollouts", []))
+
+    def save(self) -> None:
+        persist = self._persist
+        if persist is None:
+            return
+        path, key = persist
+        rows = [[sid, sp, d, k, text] for (sid, sp, d, k), text in self._rollouts.items()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"key": key, "rollouts": rows}), encoding="utf-8")
 
     def evaluate(self, state: GroupState, completion: str) -> dict[str, float]:
         rs = state.round_state()
@@ -188,6 +214,7 @@ class GroupRewarder:
                 comps = self.decision_components(s, sp, d)
                 comps["format"] = fmt
                 out[s.id][c] = comps
+        self.save()
         return out
 
     def score_reply(self, state: GroupState, speaker: str, reply: str) -> dict[str, float]:
