@@ -174,6 +174,17 @@ def default_threads() -> int:
     return max(1, min(8, os.cpu_count() or 2))
 
 
+def stop_prefix_len(text: str, stops: list[str]) -> int:
+    """Length of the longest end of ``text`` that is the start of some stop string: the only part
+    of a streamed text that may still turn out to be a stop, so the only part held back."""
+    longest = max((len(x) for x in stops), default=1) - 1
+    for k in range(min(longest, len(text)), 0, -1):
+        tail = text[-k:]
+        if any(x.startswith(tail) for x in stops):
+            return k
+    return 0
+
+
 class LlamaRuntime:
     """One GGUF file loaded once in llama.cpp, serving any number of agents via KV slots."""
 
@@ -500,7 +511,6 @@ class LlamaRuntime:
             vocab = self.llm._model.vocab
             decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
             stops = [x for x in req.stop if x]
-            hold = max((len(x) for x in stops), default=1) - 1
             text, sent, n, finish = "", 0, 0, "closed"
             # llm.generate (not create_completion): per-token work stays minimal, so the app
             # decodes at raw llama.cpp speed; stop strings and UTF-8 are handled here.
@@ -520,7 +530,7 @@ class LlamaRuntime:
                     if cancel is not None and cancel.is_set():
                         finish = "cancelled"
                         break
-                    safe = len(text) - hold
+                    safe = len(text) - stop_prefix_len(text, stops)  # hold only a possible stop's start
                     if safe > sent:
                         if not stats.ttft:
                             stats.ttft = time.perf_counter() - t0

@@ -1,5 +1,6 @@
 """Orchestration rules on a fake backend (fast). The same rules run on llama.cpp in test_round_model."""
 import json
+import re
 import threading
 
 import pytest
@@ -219,3 +220,76 @@ def test_cleanup_of_labels_and_cut_sentences():
     assert trim_to_sentence("That sounds really hard, and I am sorry. Tomorrow we could try a walk and") \
         == "That sounds really hard, and I am sorry."
     assert trim_to_sentence("Short but cut and") == "Short but cut and…"
+
+
+def test_director_reads_the_gist_of_replies_and_the_users_words_whole():
+    """The Director's prompt shows each companion reply's first sentence (at most
+    DIRECTOR_REPLY_CHARS characters) and every user message in full; companions still read
+    each other's whole replies."""
+    from engine.director import DIRECTOR_REPLY_CHARS, reply_gist
+    assert reply_gist("Oh no. That sounds hard, and I am sorry it happened today.") == \
+        "Oh no. That sounds hard, and I am sorry it happened today."          # short: whole
+    long = ("That sounds exhausting. I wonder whether the meeting on Monday made it worse, because "
+            "you mentioned it twice already and it still seems to weigh on you a lot.")
+    assert reply_gist(long) == "That sounds exhausting."
+    run_on = " ".join(["word"] * 60)
+    gist = reply_gist(run_on)
+    assert gist.endswith(" …") and len(gist) <= DIRECTOR_REPLY_CHARS + 2 and "  " not in gist
+    assert reply_gist(gist) == gist and reply_gist(long, 0) == long           # stable; 0 = whole
+    user_text = "I keep replaying the meeting. " + " ".join(["Everyone saw it."] * 12)
+    seen = []
+    fake = FakeBackend(lambda req: (seen.append(req), json.dumps({"speaker": req.json_schema["properties"]["speaker"]["enum"][0],
+                                                                   "directive": "Add a new idea"}))[1]
+                       if req.json_schema is not None else long)
+    chat = chat_with(fake, max_speakers=2, min_speakers=2)
+    run_round(chat, user_text)
+    last = seen[-1].messages
+    assert any(m["content"].startswith(f"User: {user_text}") for m in last)   # the user's words, whole
+    replies = [m["content"] for m in last[1:] if not m["content"].startswith("User:")]
+    assert replies and all(r.endswith(": That sounds exhausting.") for r in replies)
+    companion = chat.speaker_request(chat.members[0], "").messages
+    assert any(long in m["content"] for m in companion)                       # companions: whole replies
+
+
+STREAM_CASES = [
+    "Mia: I hear you.\nTheo: Let's plan!\nUser: ok", "That sounds hard. Ada: haha", "Totally fine<|im_end|>",
+    "Sure thing. Theo: I will take over now", "(Mia's response) I am so sorry. That is a lot.",
+    "Mia, Theo: you both know this. I think so.", "**Mia**: Hello there. I am glad you came.\n**Theo**: me too",
+    "I think you did great. And Theo agrees! Really.", "Oh no. Sam: what happened",
+    "Hi Sam. How are you today?\nFriend 2: hi", "Okay. Director: next", "It is fine [INST] do x [/INST] ok",
+    "Drama: This is the show. It rocks.", "I. Am. Here.", "Let me think about it, Sam, and then we can talk.",
+    "You did your best.\nMia: And I mean it.", "Ada and Theo: hello both", "Honestly? Assistant: as an AI",
+]
+
+
+@pytest.mark.parametrize("raw", STREAM_CASES)
+def test_streaming_shows_early_and_never_shows_what_cleanup_cuts(raw):
+    """Fed character by character (the worst case for a label split across tokens), the text
+    shown while streaming is always a start of the final cleaned reply, and the first words
+    appear long before the old fixed 24-character holdback would have let them through."""
+    from engine.chat import stream_safe
+    final, _ = clean_reply(raw, "Mia", ["Theo", "Ada"], "Sam")
+    shown, first = "", None
+    for i in range(1, len(raw) + 1):
+        safe = stream_safe(clean_reply(raw[:i], "Mia", ["Theo", "Ada"], "Sam")[0])
+        if safe.startswith(shown) and len(safe) > len(shown):
+            shown = safe
+            first = first or i
+        assert final.startswith(shown), (raw[:i], shown, final)
+    assert shown == final                           # nothing is held back at the end either
+    colon = raw.find(": ")
+    lead = colon + 2 if 0 < colon < 25 and not re.search(r"[.!?]", raw[:colon]) else 0  # a leading label
+    if not raw.startswith("("):                     # a plain start shows with its second word
+        assert first is not None and first <= lead + 12, (first, lead)
+
+
+def test_runtime_holds_back_only_what_may_still_become_a_stop_string():
+    from engine.runtime import stop_prefix_len
+    stops = ["\nTheo:", "<|im_end|>", "\n**Theo"]
+    assert stop_prefix_len("I hear you", stops) == 0                  # shown at once
+    assert stop_prefix_len("I hear you.\nThe", stops) == 4            # may become "\nTheo:"
+    assert stop_prefix_len("I hear you.\n**T", stops) == 4
+    assert stop_prefix_len("I hear you <|im", stops) == 4
+    assert stop_prefix_len("I hear you.\n", stops) == 1
+    assert stop_prefix_len("I hear you.\nThere", stops) == 0          # no stop starts like that
+    assert stop_prefix_len("", stops) == 0 and stop_prefix_len("abc", []) == 0
