@@ -113,7 +113,7 @@ def test_shift_enter_adds_a_line_and_empty_text_is_not_sent(window, qtbot):
 
 @pytest.mark.model
 def test_a_round_streams_bubbles_from_several_companions(window, qtbot):
-    # Long enough replies that streaming shows (the engine holds back the last ~24 characters).
+    # Replies long enough to stream in several pieces (only text cleanup may still cut is held back).
     window.session.apply_settings(replace(window.session.settings, max_tokens=48))
     use_round_robin(window, 2)
     s = window.session

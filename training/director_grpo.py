@@ -184,9 +184,19 @@ class Rollouts:
         backend = self.pool.get(self.path)
         with BatchGenerator(backend, n_seq=min(4, len(reqs)), n_ctx=2048) as gen:
             results = gen.generate(reqs)
-        texts = [chat.finish_reply(r.text, persona, r.stopped)[0].strip() for (chat, persona), r in zip(chats, results)]
-        # a reply that is empty after cleanup gets the chat's own retry (another seed), one by one
-        return [t or self(*item) for t, item in zip(texts, items)]
+            texts = [chat.finish_reply(r.text, persona, r.stopped)[0].strip()
+                     for (chat, persona), r in zip(chats, results)]
+            # a reply that is empty after cleanup gets the chat's own single retry
+            # (GroupChat._generate_reply: seed + 101, temperature at least 0.8), also batched
+            again = [i for i, t in enumerate(texts) if not t]
+            for req in (reqs[i] for i in again):
+                req.seed = (req.seed or 0) + 101
+                req.temperature = max(0.8, req.temperature)
+            if again:
+                for i, r in zip(again, gen.generate([reqs[i] for i in again])):
+                    chat, persona = chats[i]
+                    texts[i] = chat.finish_reply(r.text, persona, r.stopped)[0].strip()
+        return texts
 
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
