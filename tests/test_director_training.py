@@ -189,7 +189,8 @@ def tiny_director(tmp_path_factory):
     out = tmp_path_factory.mktemp("dir-run")
     home = tmp_path_factory.mktemp("dir-home")
     env = {**os.environ, "MASCOT_HOME": str(home), "MASCOT_THREADS": "1"}
-    cmd = [sys.executable, "-m", "training.cli", "director", "--tiny", "--out", str(out), "--threads", "1"]
+    cmd = [sys.executable, "-m", "training.cli", "director", "--tiny", "--out", str(out), "--threads", "1",
+           "--rollout-samples", "2", "--reward-table", "--eval-table"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, home
@@ -217,6 +218,13 @@ def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, 
     assert all(h["rewards/format/mean"] == 1.0 for h in metrics["history"] if "rewards/format/mean" in h)
     ev = json.loads((out / "eval" / "metrics.json").read_text())
     assert set(ev["policies"]) == {"round-robin", "untrained", "trained"}
+    # the reward tables: every allowed decision scored; the best one per state bounds every policy
+    table = json.loads((out / "director" / "reward_table.json").read_text())
+    assert table["decisions"] >= 2 * 8 and table["oracle"] >= max(table["round_robin"], table["random"])
+    head = ev["headroom"]
+    assert all(head["oracle"] >= p["mean_reward"] - 1e-6 for p in ev["policies"].values())
+    saved = json.loads((out / "states" / "rollouts.json").read_text())["rollouts"]
+    assert {r[3] for r in saved} == {0, 1}                       # two rolled-out replies per decision
     for stage in ("base", "director", "export", "eval"):
         assert (out / stage / "DONE").is_file()
 
