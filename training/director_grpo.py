@@ -382,12 +382,19 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     rows = [{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states]
     ds = Dataset.from_list(rows)
     constraint = None
+    max_len = cfg.max_completion_length
     if mode == "menu":
-        constraint = ChoiceConstraint(tok, {r["prompt"]: decision_choices(by_id[r["state_id"]]) for r in rows})
+        choices = {r["prompt"]: decision_choices(by_id[r["state_id"]]) for r in rows}
+        constraint = ChoiceConstraint(tok, choices)
         constraint.attach(model)
+        # a decision cut short can never be valid: the limit must fit the longest menu decision
+        longest = max(len(tok(c, add_special_tokens=False).input_ids) for cs in choices.values() for c in cs) + 1
+        if longest > max_len:
+            _log(f"max_completion_length {max_len} -> {longest} (the longest menu decision)")
+            max_len = longest
     args = GRPOConfig(output_dir=str(folder / "checkpoints"), max_steps=cfg.steps, learning_rate=cfg.learning_rate,
                       per_device_train_batch_size=cfg.prompts_per_step * cfg.num_generations,
-                      num_generations=cfg.num_generations, max_completion_length=cfg.max_completion_length,
+                      num_generations=cfg.num_generations, max_completion_length=max_len,
                       temperature=cfg.temperature, top_p=1.0, beta=cfg.beta, reward_weights=weights,
                       remove_unused_columns=False, report_to=[], save_strategy="no", seed=cfg.seed,
                       bf16=False, fp16=False, dataloader_pin_memory=False, dataloader_num_workers=0,
