@@ -41,7 +41,9 @@ PARAGRAPH_END = re.compile(r"(?<=\S)[ \t]*\n[ \t]*\n")
 # held back until they are settled. Everything else is shown at once, so the first words appear
 # about as soon as they are decoded (a fixed holdback of 24 characters used to delay the first
 # visible token by ~6 decoded tokens: 100-250 ms depending on the context length).
-_LEAD_ECHO = re.compile(r"\s*\([^()\n]{0,170}")
+_ECHO_LEAD = 30  # an echo names itself early: "(Mia's response)", "(Director's note for Mia: …)"
+_LEAD_ECHO = re.compile(r"\s*\(([^()\n]{0,%d})" % (_ECHO_LEAD + 90))
+_ECHO_WORD = re.compile(r"[^()\n]{0,%d}(?:response|reply|note|turn)" % _ECHO_LEAD, re.IGNORECASE)
 _LEAD_LABEL = re.compile(r"\s*\**[A-Za-z]{0,21}\**\s*:?")
 _LEAD_NAMES = re.compile(r"\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|a|an|and)\s*(?:[A-Z][a-z]{0,20})?)+\s*:?")
 _TAIL_LABEL = re.compile(r"\**(?:[A-Z][A-Za-z]{0,20}(?: (?:[A-Z0-9][A-Za-z0-9]{0,20})?)?)?\**\s*:?")
@@ -51,7 +53,10 @@ _BOUNDARY = re.compile(r"\n\s*|(?<=[.!?…])\s+")
 def stream_safe(visible: str) -> str:
     """The longest start of ``visible`` (a cleaned, growing reply) that no later text can make
     cleanup cut (see ``clean_reply``)."""
-    if any(p.fullmatch(visible) for p in (_LEAD_ECHO, _LEAD_LABEL, _LEAD_NAMES)):
+    echo = _LEAD_ECHO.fullmatch(visible)  # an open "(…" is held while it may still be an echo
+    if echo and (len(echo.group(1)) < _ECHO_LEAD + 8 or _ECHO_WORD.match(echo.group(1))):
+        return ""
+    if _LEAD_LABEL.fullmatch(visible) or _LEAD_NAMES.fullmatch(visible):
         return ""
     cut = len(visible)
     special = max(visible.rfind("<"), visible.rfind("["))
@@ -127,7 +132,7 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     # it invents ("Drama: ..."); a leading label naming another member is role confusion (below).
     text = re.sub(rf"^\s*\**{re.escape(speaker)}\**\s*:\s*", "", text, flags=re.IGNORECASE)
     # An echo of the prompt's own framing: "(Mia's response)", "(Director's note ...)".
-    text = re.sub(r"^\s*\([^()\n]{0,80}(?:response|reply|note|turn)[^()\n]{0,80}\)\s*", "", text,
+    text = re.sub(r"^\s*\([^()\n]{0,%d}(?:response|reply|note|turn)[^()\n]{0,80}\)\s*" % _ECHO_LEAD, "", text,
                   flags=re.IGNORECASE)
     lead = re.match(r"^\s*\**([A-Z][a-z]{1,20})\**:\s+", text)
     if lead and lead.group(1).lower() not in {n.lower() for n in others + [user_name, "user"]}:

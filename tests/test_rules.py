@@ -259,6 +259,8 @@ STREAM_CASES = [
     "Hi Sam. How are you today?\nFriend 2: hi", "Okay. Director: next", "It is fine [INST] do x [/INST] ok",
     "Drama: This is the show. It rocks.", "I. Am. Here.", "Let me think about it, Sam, and then we can talk.",
     "You did your best.\nMia: And I mean it.", "Ada and Theo: hello both", "Honestly? Assistant: as an AI",
+    "(Mia's eyes soften as she leans in and listens closely) I hear you. Go on.",
+    "(Director's note for Mia: be kind) I am here for you.",
 ]
 
 
@@ -281,6 +283,8 @@ def test_streaming_shows_early_and_never_shows_what_cleanup_cuts(raw):
     lead = colon + 2 if 0 < colon < 25 and not re.search(r"[.!?]", raw[:colon]) else 0  # a leading label
     if not raw.startswith("("):                     # a plain start shows with its second word
         assert first is not None and first <= lead + 12, (first, lead)
+    elif final.startswith("("):                     # not an echo: shown before it closes
+        assert first is not None and first <= 40 and first < raw.index(")"), first
 
 
 def test_runtime_holds_back_only_what_may_still_become_a_stop_string():
