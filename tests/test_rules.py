@@ -260,6 +260,7 @@ STREAM_CASES = [
     "Drama: This is the show. It rocks.", "I. Am. Here.", "Let me think about it, Sam, and then we can talk.",
     "You did your best.\nMia: And I mean it.", "Ada and Theo: hello both", "Honestly? Assistant: as an AI",
     "(Mia's eyes soften as she leans in and listens closely) I hear you. Go on.",
+    "(Mia responds to the user's request for a reply) Sure.",
     "(Director's note for Mia: be kind) I am here for you.",
 ]
 
@@ -283,8 +284,6 @@ def test_streaming_shows_early_and_never_shows_what_cleanup_cuts(raw):
     lead = colon + 2 if 0 < colon < 25 and not re.search(r"[.!?]", raw[:colon]) else 0  # a leading label
     if not raw.startswith("("):                     # a plain start shows with its second word
         assert first is not None and first <= lead + 12, (first, lead)
-    elif final.startswith("("):                     # not an echo: shown before it closes
-        assert first is not None and first <= 40 and first < raw.index(")"), first
 
 
 def test_runtime_holds_back_only_what_may_still_become_a_stop_string():
