@@ -161,6 +161,14 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     return text, confused
 
 
+def retry_request(req: GenRequest) -> GenRequest:
+    """Change ``req`` in place for the one retry of a reply that came out empty after cleanup:
+    another seed, and at least temperature 0.8 so the retry can leave a greedy dead end."""
+    req.seed = (req.seed or 0) + 101
+    req.temperature = max(0.8, req.temperature)
+    return req
+
+
 def trim_to_sentence(text: str) -> str:
     """A reply cut by the token limit ends at its last complete sentence (if that keeps most
     of it), so nobody sees a half-sentence."""
@@ -484,8 +492,7 @@ class GroupChat:
                                       "message_id": message_id})
             if text or cancel.is_set():
                 break
-            req.seed = (req.seed or 0) + 101  # empty after cleanup: one retry with another seed
-            req.temperature = max(0.8, req.temperature)
+            retry_request(req)  # empty after cleanup: one retry with another seed
         gen.stats.prefilled_tokens = prefilled
         if gen.stats.completion_tokens > 1 and t_last > t_first:  # tokens/s as the app received them
             gen.stats.decode_tps = (gen.stats.completion_tokens - 1) / (t_last - t_first)

@@ -176,6 +176,7 @@ class Rollouts:
         prompts and settings as ``__call__``; the sampled texts differ from one-at-a-time
         rollouts only in the random draws."""
         from engine.batch import BatchGenerator
+        from engine.chat import retry_request
         chats, reqs = [], []
         for state, speaker, directive, *rest in items:
             chat = self._chat(state, rest[0] if rest else 0)
@@ -186,14 +187,10 @@ class Rollouts:
             results = gen.generate(reqs)
             texts = [chat.finish_reply(r.text, persona, r.stopped)[0].strip()
                      for (chat, persona), r in zip(chats, results)]
-            # a reply that is empty after cleanup gets the chat's own single retry
-            # (GroupChat._generate_reply: seed + 101, temperature at least 0.8), also batched
+            # a reply that is empty after cleanup gets the chat's own single retry, also batched
             again = [i for i, t in enumerate(texts) if not t]
-            for req in (reqs[i] for i in again):
-                req.seed = (req.seed or 0) + 101
-                req.temperature = max(0.8, req.temperature)
             if again:
-                for i, r in zip(again, gen.generate([reqs[i] for i in again])):
+                for i, r in zip(again, gen.generate([retry_request(reqs[i]) for i in again])):
                     chat, persona = chats[i]
                     texts[i] = chat.finish_reply(r.text, persona, r.stopped)[0].strip()
         return texts
@@ -384,11 +381,10 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     constraint = None
     max_len = cfg.max_completion_length
     if mode == "menu":
-        choices = {r["prompt"]: decision_choices(by_id[r["state_id"]]) for r in rows}
-        constraint = ChoiceConstraint(tok, choices)
+        constraint = ChoiceConstraint(tok, {r["prompt"]: decision_choices(by_id[r["state_id"]]) for r in rows})
         constraint.attach(model)
         # a decision cut short can never be valid: the limit must fit the longest menu decision
-        longest = max(len(tok(c, add_special_tokens=False).input_ids) for cs in choices.values() for c in cs) + 1
+        longest = constraint.longest + 1
         if longest > max_len:
             _log(f"max_completion_length {max_len} -> {longest} (the longest menu decision)")
             max_len = longest
@@ -480,11 +476,14 @@ class ChoiceConstraint:
     def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]]):
         self.eos = tok.eos_token_id
         self.tries: dict[tuple[int, ...], dict] = {}
+        self.longest = 0  # tokens of the longest choice
         for prompt, choices in choices_by_prompt.items():
             trie: dict = {}
             for c in choices:
                 node = trie
-                for t in tok(c, add_special_tokens=False)["input_ids"]:
+                ids = tok(c, add_special_tokens=False)["input_ids"]
+                self.longest = max(self.longest, len(ids))
+                for t in ids:
                     node = node.setdefault(t, {})
                 node[self.END] = {}
             self.tries[tuple(tok(text=prompt)["input_ids"])] = trie
