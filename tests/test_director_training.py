@@ -151,6 +151,11 @@ def test_rolled_out_replies_are_saved_and_reused_by_a_restarted_run(tmp_path):
     assert again.table([st], decision_choices) == table and len(calls) == n   # no new rollouts
     other = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
     assert other.persist(tmp_path / "rollouts.json", {**key, "seed": 1}) == 0  # other settings: not reused
+    for damaged in ("{not json", json.dumps({"key": key, "rollouts": [["only", "three", 1]]}),
+                    json.dumps({"key": key})):
+        (tmp_path / "bad.json").write_text(damaged)
+        fresh = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
+        assert fresh.persist(tmp_path / "bad.json", key) == 0                # damaged: rolled out again
 
 
 def test_director_config_precedence_and_cli(tmp_path):

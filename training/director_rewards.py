@@ -164,9 +164,13 @@ class GroupRewarder:
             return 0
         if not isinstance(data, dict) or data.get("key") != key:
             return 0
-        for sid, sp, d, k, text in data.get("rollouts", []):
-            self._rollouts.setdefault((sid, sp, d, int(k)), text)
-        return len(data.get("rollouts", []))
+        try:
+            rows = {(str(sid), str(sp), str(d), int(k)): str(text) for sid, sp, d, k, text in data["rollouts"]}
+        except (KeyError, TypeError, ValueError):  # a damaged file: roll out again, reuse nothing
+            return 0
+        for row, text in rows.items():
+            self._rollouts.setdefault(row, text)
+        return len(rows)
 
     def save(self) -> None:
         persist = self._persist
