@@ -132,6 +132,29 @@ def test_decisions_are_scored_on_several_rollouts_and_the_reward_table_covers_ev
     assert rw.rollout_calls == 2 * n_decisions                             # lookups from now on
 
 
+def test_the_held_out_comparison_can_score_on_more_rollouts_without_repeating_the_first_ones():
+    """``with_samples(k)`` scores on k replies and shares the replies already rolled out: the
+    held-out comparison (one decision per policy and state) can use more samples than training
+    for the price of the extra ones only."""
+    from training.director_rewards import GroupRewarder
+    calls = []
+
+    def rollout(state, speaker, directive, sample=0):
+        calls.append(sample)
+        return "" if sample in (0, 1) else f"{speaker} offers a new idea, take {sample}"
+    st = _state()
+    name = st.round_state().allowed()[0]
+    train = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
+    low = train.decision_components(st, name, "")
+    assert sorted(calls) == [0, 1] and low["social"] == 0.0               # two empty draws
+    four = train.with_samples(4)
+    high = four.decision_components(st, name, "")
+    assert sorted(calls) == [0, 1, 2, 3]                                  # only the new seeds ran
+    assert high["social"] == 0.5                                          # mean over 4: two empty, two real
+    assert train.decision_components(st, name, "") == low                # the training view is unchanged
+    assert set(train._rollouts) == set(four._rollouts)                   # one store, saved together
+
+
 def test_rolled_out_replies_are_saved_and_reused_by_a_restarted_run(tmp_path):
     from training.director_grpo import decision_choices
     from training.director_rewards import GroupRewarder
@@ -195,7 +218,7 @@ def tiny_director(tmp_path_factory):
     home = tmp_path_factory.mktemp("dir-home")
     env = {**os.environ, "MASCOT_HOME": str(home), "MASCOT_THREADS": "1"}
     cmd = [sys.executable, "-m", "training.cli", "director", "--tiny", "--out", str(out), "--threads", "1",
-           "--rollout-samples", "2", "--reward-table", "--eval-table"]
+           "--rollout-samples", "2", "--reward-table", "--eval-table", "--eval-samples", "3"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, home
@@ -223,13 +246,14 @@ def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, 
     assert all(h["rewards/format/mean"] == 1.0 for h in metrics["history"] if "rewards/format/mean" in h)
     ev = json.loads((out / "eval" / "metrics.json").read_text())
     assert set(ev["policies"]) == {"round-robin", "untrained", "trained"}
+    assert ev["samples"] == 3 and set(ev["mean_reward_at_2_samples"]) == set(ev["policies"])
     # the reward tables: every allowed decision scored; the best one per state bounds every policy
     table = json.loads((out / "director" / "reward_table.json").read_text())
     assert table["decisions"] >= 2 * 8 and table["oracle"] >= max(table["round_robin"], table["random"])
     head = ev["headroom"]
     assert all(head["oracle"] >= p["mean_reward"] - 1e-6 for p in ev["policies"].values())
     saved = json.loads((out / "states" / "rollouts.json").read_text())["rollouts"]
-    assert {r[3] for r in saved} == {0, 1}                       # two rolled-out replies per decision
+    assert {r[3] for r in saved} == {0, 1, 2}                    # two per decision, a third for the policies' own
     for stage in ("base", "director", "export", "eval"):
         assert (out / stage / "DONE").is_file()
 

@@ -94,6 +94,9 @@ class DirectorConfig:
     reward_table: bool = opt(False, "Before GRPO, roll out and score every decision the rules allow in every "
                                     "training state (one batched pass): steps become lookups, and the table "
                                     "shows the headroom (best decision vs round-robin's) per state.")
+    eval_samples: int = opt(0, "Replies rolled out per decision in the held-out comparison (0 = rollout_samples). "
+                               "Each policy makes one decision per state there, so more samples are cheap "
+                               "and make the comparison less noisy.")
     eval_table: bool = opt(False, "Also score every allowed decision on the held-out states, to report the "
                                   "best possible (oracle) and the average (random) decision next to the policies.")
     gradient_checkpointing: bool = opt(False, "Recompute activations in the backward pass (saves memory, "
@@ -615,13 +618,20 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
         rt = LlamaRuntime(path, n_ctx=2048, n_threads=cfg.threads or None)
         runtimes.append(rt)
         policies[label] = Director(rt, directive_mode=manifest.get("directive_mode", "auto"))
-    result: dict[str, Any] = {"states": len(states), "weights": weights, "policies": {}}
+    samples = cfg.eval_samples or rewarder.samples
+    scorer = rewarder.with_samples(samples) if samples != rewarder.samples else rewarder
+    result: dict[str, Any] = {"states": len(states), "weights": weights, "samples": samples, "policies": {}}
+    by_k: dict[str, float] = {}
     for label, policy in policies.items():
         rows = []
         decisions = [policy.next(s.round_state(), s.transcript()) for s in states]
-        rewarder.prefetch([(s, d.speaker, d.directive) for s, d in zip(states, decisions)])
+        scorer.prefetch([(s, d.speaker, d.directive) for s, d in zip(states, decisions)])
+        if scorer is not rewarder:  # the same decisions at the training's samples, for comparison
+            by_k[label] = round(sum(total({**rewarder.decision_components(s, d.speaker, d.directive),
+                                           "format": 1.0 if d.valid else 0.0}, weights)
+                                    for s, d in zip(states, decisions)) / max(1, len(states)), 4)
         for s, d in zip(states, decisions):
-            comps = rewarder.decision_components(s, d.speaker, d.directive)
+            comps = scorer.decision_components(s, d.speaker, d.directive)
             comps["format"] = 1.0 if d.valid else 0.0
             rows.append({"state": s.id, "speaker": d.speaker, "directive": d.directive,
                          "reward": round(total(comps, weights), 4), **comps})
@@ -631,6 +641,8 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
             "components": {c: round(sum(r[c] for r in rows) / n, 4) for c in COMPONENTS},
             "speakers": {sp: sum(1 for r in rows if r["speaker"] == sp) for sp in {r["speaker"] for r in rows}},
             "decisions": rows}
+    if by_k:
+        result[f"mean_reward_at_{rewarder.samples}_samples"] = by_k
     for rt in runtimes:
         rt.llm.close()
     rewarder.save()

@@ -125,6 +125,15 @@ class GroupRewarder:
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self.rollout_calls = 0
 
+    def with_samples(self, samples: int) -> "GroupRewarder":
+        """The same rewarder scoring each decision on ``samples`` replies: it shares the rolled-out
+        replies (and where they are saved), so samples it has in common are not rolled out again."""
+        other = GroupRewarder(self.judge, self.rollout_fn, mode=self.mode, end_reward=self.end_reward,
+                              samples=samples)
+        other._rollouts = self._rollouts
+        other._persist = self._persist
+        return other
+
     def _call(self, state: GroupState, speaker: str, directive: str, k: int) -> str:
         if k == 0:
             return self.rollout_fn(state, speaker, directive)
