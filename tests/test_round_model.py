@@ -222,3 +222,43 @@ def test_trimmed_conversation_shifts_the_cache_instead_of_reading_everything_aga
     assert "Paris" in text and "Paris" in rt.generate(fresh).text()
     rt.drop_slot("shift-test")
     rt.drop_slot("shift-fresh")
+
+
+def test_companions_switched_out_and_back_continue_exactly_where_they_left_off(real_backend_for):
+    """Two companions take turns on one llama.cpp context (their KV caches are swapped in and
+    out, each into its own reused buffer). Their greedy replies are exactly those of each
+    companion talking alone with its cache never swapped out, through growing prompts and a
+    shorter one (the buffer then holds less than before); a turn reads only what is new."""
+    from engine.runtime import GenRequest
+    rt = real_backend_for()
+    lines = ["I moved to a new city last month.", "I don't know anyone here yet.",
+             "Work keeps me busy until late.", "Maybe I should join a running club?"]
+
+    def turns(order: list[str]) -> dict[str, list[str]]:
+        history = {n: [{"role": "system", "content": f"You are {n[-1].upper()}, a calm friend. Answer briefly."}]
+                   for n in set(order)}
+        got: dict[str, list[str]] = {n: [] for n in history}
+        for step, n in enumerate(order):
+            history[n].append({"role": "user", "content": f"Alex: {lines[len(got[n])]}"})
+            gen = rt.generate(GenRequest(slot=n, messages=history[n], max_tokens=12, temperature=0.0))
+            got[n].append(gen.text())
+            if len(got[n]) > 1:  # its cache was kept: only the new lines are read
+                assert gen.stats.prefilled_tokens < gen.stats.prompt_tokens * 0.5, (step, gen.stats)
+            history[n].append({"role": "assistant", "content": got[n][-1]})
+        shorter = {n: h[:3] + [{"role": "user", "content": "Alex: Thanks for listening."}] for n, h in history.items()}
+        names = sorted(history)
+        for n in names:
+            got[n].append(rt.generate(GenRequest(slot=n, messages=shorter[n], max_tokens=12, temperature=0.0)).text())
+        for n in names:
+            again = rt.generate(GenRequest(slot=n, messages=shorter[n], max_tokens=12, temperature=0.0))
+            assert again.stats.prefilled_tokens <= 1  # restored from its buffer, not read again
+            got[n].append(again.text())
+        for n in history:
+            rt.drop_slot(n)
+        return got
+
+    swapped = turns(["swap-a", "swap-b"] * len(lines))
+    alone = {**turns(["swap-a"] * len(lines)), **turns(["swap-b"] * len(lines))}
+    for n in swapped:
+        assert swapped[n] == alone[n], n
+    assert all(len(set(replies[:4])) > 1 for replies in swapped.values())  # real, varied replies
