@@ -186,7 +186,7 @@ class BatchGenerator:
         cp.n_ctx = n_ctx * n_seq
         cp.n_seq_max = n_seq
         cp.kv_unified = False
-        cp.n_batch = cp.n_ubatch = max(512, n_seq * self.chunk)
+        cp.n_batch = cp.n_ubatch = max(512, n_seq * 2 * self.chunk)
         if n_threads:
             cp.n_threads = cp.n_threads_batch = n_threads
         self.n_threads = int(cp.n_threads)
@@ -370,7 +370,9 @@ class BatchGenerator:
             for slot, s in enumerate(slots):
                 if s is not None and s.pending:
                     n = len(s.pending)
-                    parts[slot] = s.pending[: min(self.chunk, n - 1)] if n > 1 else s.pending
+                    # the runtime's chunks: PREFILL_CHUNK each, a shorter tail folded into the last
+                    take = n - 1 if n - 1 < 2 * self.chunk else self.chunk
+                    parts[slot] = s.pending[:take] if n > 1 else s.pending
             if self.exact and parts:
                 parts = self._one_length(parts, slots)
             items: list[tuple[int, int, int, bool]] = []

@@ -59,6 +59,23 @@ def test_greedy_batched_equals_sequential(gen, reference):
 
 
 @pytest.mark.model
+def test_long_prompts_batched_equal_sequential(gen, runtime):
+    """Prompts read in several chunks (one ~100 tokens: one batch; one ~220: 64 + 64 + ~90)
+    give the same greedy replies batched as through the app's runtime."""
+    story = ("Last week I started a new job at a bakery, and the early mornings are hard, but the "
+             "people are kind and the bread smells wonderful. ")
+    prompts = [story * 3 + "What should I do this weekend?", story * 7 + "How do I keep going?"]
+    sizes = [runtime.count_tokens(p) for p in prompts]
+    assert 80 < sizes[0] < 128 and 192 < sizes[1] < 300, sizes
+    ref = []
+    for i, p in enumerate(prompts):
+        ref.append(runtime.generate(greedy(p, f"batch-long-{i}", max_tokens=12)).text())
+        runtime.drop_slot(f"batch-long-{i}")
+    results = gen.generate([greedy(p, "b", max_tokens=12) for p in prompts])
+    assert [r.text for r in results] == ref and all(ref)
+
+
+@pytest.mark.model
 def test_seeds_differ_and_reproduce(runtime):
     reqs = [GenRequest(slot="s", messages=chat(PROMPTS[0]), max_tokens=16, temperature=1.0,
                        top_p=0.95, top_k=0, seed=seed) for seed in (11, 22, 33, 44)]
