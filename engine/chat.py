@@ -202,6 +202,7 @@ class GroupChat:
         self.muted: set[str] = set()
         self.transcript: list[TranscriptItem] = []
         self._starts: dict[str, int] = {}
+        self._ntok: dict[tuple[int, str], int] = {}  # token counts of transcript texts, per backend
         self.last_warm: dict[str, int] = {}  # tokens each agent read in the last ``warm``
         self._policy: Policy | None = None
         self.round = 0
@@ -273,9 +274,20 @@ class GroupChat:
         return self._backend_for(persona.model or self.settings.model)
 
     # -- prompts --------------------------------------------------------------------------------
+    def _count(self, backend: Backend, text: str) -> int:
+        """``backend.count_tokens``, remembered: every Director decision and companion turn
+        prices the whole transcript to apply the context policy, and the texts do not change."""
+        key = (id(backend), text)
+        n = self._ntok.get(key)
+        if n is None:
+            if len(self._ntok) > 20000:
+                self._ntok.clear()
+            n = self._ntok[key] = backend.count_tokens(text)
+        return n
+
     def _clip(self, text: str, backend: Backend) -> str:
         limit = max(64, backend.n_ctx // 4)
-        n = backend.count_tokens(text)
+        n = self._count(backend, text)
         if n <= limit:
             return text
         keep = int(len(text) * (limit / n) * 0.9) // 2
@@ -319,7 +331,7 @@ class GroupChat:
 
     def _fit(self, key: str, head: list[dict[str, str]], body: list[dict[str, str]],
              tail: list[dict[str, str]], backend: Backend, reserve: int) -> list[dict[str, str]]:
-        cost = lambda m: backend.count_tokens(m["content"]) + 6
+        cost = lambda m: self._count(backend, m["content"]) + 6
         budget = backend.n_ctx - reserve - 16 - sum(map(cost, head)) - sum(map(cost, tail))
         start = self._trim_start(key, [cost(m) for m in body], budget)
         return head + body[start:] + tail
@@ -351,7 +363,7 @@ class GroupChat:
                   "text": self._clip(t.text, backend) if t.role == "user" else reply_gist(t.text)}
                  for t in self.transcript]
         items = annotate_turns(items, self.names, self.settings.user_name)
-        costs = [backend.count_tokens(i["text"] + i.get("turns", "")) + 12 for i in items]
+        costs = [self._count(backend, i["text"] + i.get("turns", "")) + 12 for i in items]
         return items[self._trim_start("__director__", costs, backend.n_ctx // 2):]
 
     def warm(self, cancel: threading.Event | None = None) -> int:
