@@ -101,6 +101,10 @@ class DirectorConfig:
                                   "best possible (oracle) and the average (random) decision next to the policies.")
     gradient_checkpointing: bool = opt(False, "Recompute activations in the backward pass (saves memory, "
                                               "costs a second forward; off for CPU toy runs).")
+    warm_start_epochs: int = opt(0, "Before GRPO (menu mode, needs --reward-table): passes of the exact policy gradient over "
+                                    "the table, i.e. every allowed decision of each training state weighed by its "
+                                    "probability under the constrained policy (GRPO's group = all decisions). 0 = off.")
+    warm_start_lr: float = opt(3e-4, "Learning rate of the table warm start (LoRA).")
     init_adapter: str = opt("", "Start GRPO from this saved LoRA adapter folder (e.g. OUT/director/adapter of an "
                                 "earlier run on the same base) instead of a fresh LoRA: continue a run in parts.")
     max_train_minutes: float = opt(0.0, "Stop GRPO after this many minutes even before 'steps' (0 = no limit; "
@@ -378,6 +382,12 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
         table = rewarder.table(states, decision_choices)
         write_json(folder / "reward_table.json", table_summary(table, states, _weights(cfg)))
         _log(f"reward table: {sum(map(len, table.values()))} decisions in {time.perf_counter() - t_table:.0f} s")
+    warm: dict[str, Any] = {}
+    if cfg.warm_start_epochs > 0 and cfg.reward_table and mode == "menu":
+        warm = table_warm_start(model, tok, [(director_prompt(s, fmt), table_rewards(table[s.id], _weights(cfg)))
+                                             for s in states],
+                                epochs=cfg.warm_start_epochs, lr=cfg.warm_start_lr, seed=cfg.seed)
+        write_json(folder / "warm_start.json", warm)
     fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
     rows = [{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states]
     ds = Dataset.from_list(rows)
@@ -410,6 +420,8 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
                                "constrained_generations": constraint.constrained if constraint else 0,
                                "unconstrained_generations": constraint.unconstrained if constraint else 0}
     metrics.update(summary)
+    if warm:
+        metrics["warm_start"] = {k: v for k, v in warm.items() if k != "history"}
     trainer.model.save_pretrained(str(folder / "adapter"))
     tok.save_pretrained(str(folder / "adapter"))
     write_json(folder / "metrics.json", metrics)
@@ -464,6 +476,159 @@ def decision_choices(state: Any) -> list[str]:
     from engine.director import Director
     rs = state.round_state()
     return Director.choices(rs, rs.allowed(), rs.may_end())
+
+
+def table_rewards(decisions: dict[str, dict[str, float]], weights: dict[str, float]) -> dict[str, float]:
+    """One state's row of the reward table as the group reward of each decision string."""
+    from .director_rewards import total
+    return {c: total(comps, weights) for c, comps in decisions.items()}
+
+
+def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str]) -> Any:
+    """log pi(choice | prompt) for every choice under the *constrained* policy the app decodes
+    with: at each token, the model's distribution restricted to the tokens that keep the text one
+    of ``choices`` (then EOS), as ``ChoiceConstraint`` samples during GRPO and the runtime picks
+    greedily. The log-probabilities sum to 1 over the choices (a trie of normalised steps).
+
+    The prompt is run once; its KV cache is repeated for every choice, and each choice is only
+    run up to its last branch point (after it every token is forced and adds log 1 = 0).
+    Differentiable with respect to the LoRA weights."""
+    import inspect
+
+    import torch
+    eos = tok.eos_token_id
+    ids = [tok(c, add_special_tokens=False)["input_ids"] + [eos] for c in choices]
+    trie: dict = {}
+    for seq in ids:
+        node = trie
+        for t in seq:
+            node = node.setdefault(t, {})
+    steps: list[list[tuple[int, int, list[int]]]] = []  # per choice: (position, token, allowed)
+    for seq in ids:
+        node, row = trie, []
+        for j, t in enumerate(seq):
+            if len(node) > 1:
+                row.append((j, t, list(node)))
+            node = node[t]
+        steps.append(row)
+    length = max((row[-1][0] + 1 for row in steps if row), default=0)
+    if length == 0:  # a single choice: probability 1
+        return torch.zeros(len(choices))
+    p_ids = tok(text=prompt, return_tensors="pt")["input_ids"]
+    # the decoder body and the LM head separately: logits are only needed at branch points
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    body, head = base.model, base.lm_head
+    cache_key = "cache" if "cache" in inspect.signature(body.forward).parameters else "past_key_values"
+    out = body(input_ids=p_ids, use_cache=True)
+    last = out.last_hidden_state[:, -1:, :]
+    n = len(choices)
+    cont = torch.full((n, max(1, length - 1)), eos, dtype=torch.long)
+    for i, seq in enumerate(ids):
+        part = seq[: length - 1]
+        cont[i, : len(part)] = torch.tensor(part, dtype=torch.long)
+    if length > 1:
+        cache = getattr(out, "cache", None) or out.past_key_values  # transformers 5 renamed it
+        cache.batch_repeat_interleave(n)
+        mask = torch.ones((n, p_ids.shape[1] + cont.shape[1]), dtype=torch.long)
+        rest = body(input_ids=cont, attention_mask=mask, use_cache=False, **{cache_key: cache}).last_hidden_state
+        hidden = torch.cat([last.expand(n, 1, last.shape[-1]), rest], dim=1)
+    else:
+        hidden = last.expand(n, 1, last.shape[-1])
+    # every branch point of every choice, gathered in one indexing op (a Python loop of
+    # per-position indexing would build one full-size gradient tensor per position)
+    flat = [(i, j, t, allowed) for i, row in enumerate(steps) for j, t, allowed in row]
+    width = max(len(a) for *_, a in flat)
+    rows = head(hidden[torch.tensor([f[0] for f in flat]), torch.tensor([f[1] for f in flat])]).float()  # [m, V]
+    pad = torch.tensor([a + [a[0]] * (width - len(a)) for *_, a in flat])
+    valid = torch.tensor([[k < len(a) for k in range(width)] for *_, a in flat])
+    allowed_logits = rows.gather(1, pad).masked_fill(~valid, float("-inf"))
+    chosen = rows.gather(1, torch.tensor([[f[2]] for f in flat])).squeeze(1)
+    step_lp = chosen - torch.logsumexp(allowed_logits, dim=1)
+    return torch.zeros(n, dtype=step_lp.dtype).index_add(0, torch.tensor([f[0] for f in flat]), step_lp)
+
+
+def greedy_index(token_ids: list[list[int]], probs: list[float]) -> int:
+    """The choice that greedy constrained decoding picks (the app's Director at temperature 0):
+    at every branch point the token whose options hold the most probability (a subtree's mass is
+    its prefix's probability times the conditional one, so the largest mass is the argmax)."""
+    alive = list(range(len(token_ids)))
+    pos = 0
+    while len(alive) > 1:
+        groups: dict[int | None, list[int]] = {}
+        for i in alive:
+            groups.setdefault(token_ids[i][pos] if pos < len(token_ids[i]) else None, []).append(i)
+        alive = max(groups.values(), key=lambda g: sum(probs[i] for i in g))
+        pos += 1
+    return alive[0]
+
+
+def table_warm_start(model: Any, tok: Any, items: list[tuple[str, dict[str, float]]], *, epochs: int,
+                     lr: float, seed: int = 0) -> dict[str, Any]:
+    """Exact policy gradient on the reward table before GRPO (menu mode).
+
+    GRPO estimates, from a group of 6 sampled decisions, how to move probability towards the
+    decisions that score above the group's mean. With the reward table every allowed decision of
+    a state is scored already, so the group can be the whole menu and the expectation exact:
+    maximise sum_c pi(c) * A(c), with A the table reward standardised over the state's decisions
+    (GRPO's advantage) and pi the constrained policy (``constrained_logprobs``). One state per
+    step, AdamW on the LoRA weights. Returns per-epoch means: the expected table reward under the
+    policy, and the table reward of its greedy decision."""
+    import random as _random
+
+    import torch
+    params = [p for p in model.parameters() if p.requires_grad]
+    optim = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    rng = _random.Random(seed)
+    order = list(range(len(items)))
+    history: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+
+    tokens = [[tok(c, add_special_tokens=False)["input_ids"] for c in row] for _, row in items]
+
+    def measure(i: int, lp: Any) -> tuple[float, float]:
+        rewards = list(items[i][1].values())
+        pi = lp.detach().exp()
+        return float((pi * torch.tensor(rewards)).sum()), rewards[greedy_index(tokens[i], pi.tolist())]
+
+    def evaluate_all() -> list[tuple[float, float]]:
+        with torch.no_grad():
+            return [measure(i, constrained_logprobs(model, tok, items[i][0], list(items[i][1])))
+                    for i in range(len(items))]
+
+    n = max(1, len(items))
+    model.eval()
+    initial = evaluate_all()
+    model.train()
+    for epoch in range(epochs):
+        rng.shuffle(order)
+        exp_r, greedy_r = [], []
+        for i in order:
+            prompt, row = items[i]
+            choices, rewards = list(row), torch.tensor(list(row.values()), dtype=torch.float32)
+            lp = constrained_logprobs(model, tok, prompt, choices)
+            e, g = measure(i, lp)
+            exp_r.append(e)
+            greedy_r.append(g)
+            adv = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
+            loss = -(lp.exp() * adv).sum()
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+        history.append({"epoch": epoch + 1, "expected_reward": round(sum(exp_r) / len(exp_r), 4),
+                        "greedy_reward": round(sum(greedy_r) / len(greedy_r), 4),
+                        "seconds": round(time.perf_counter() - t0, 1)})
+        _log(f"warm start epoch {epoch + 1}: expected table reward {history[-1]['expected_reward']}, "
+             f"greedy {history[-1]['greedy_reward']}")
+    model.eval()
+    final = evaluate_all()
+    return {"epochs": epochs, "lr": lr, "states": len(items), "history": history,
+            "initial_expected_reward": round(sum(e for e, _ in initial) / n, 4),
+            "initial_greedy_reward": round(sum(g for _, g in initial) / n, 4),
+            "oracle": round(sum(max(r.values()) for _, r in items) / n, 4),
+            "mean_decision": round(sum(sum(r.values()) / len(r) for _, r in items) / n, 4),
+            "final_expected_reward": round(sum(e for e, _ in final) / n, 4),
+            "final_greedy_reward": round(sum(g for _, g in final) / n, 4),
+            "seconds": round(time.perf_counter() - t0, 1)}
 
 
 class ChoiceConstraint:
