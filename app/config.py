@@ -18,12 +18,14 @@ from engine.paths import user_dir
 log = logging.getLogger("mascot.app")
 
 CONTEXT_SIZES = (1024, 2048, 4096, 8192)
+HISTORY_SIZES = (1024, 2048, 4096, 0)  # recent conversation a companion reads; 0 = all that fits
 
 
 @dataclass
 class AppSettings:
     threads: int = 0                  # 0 = automatic (engine default)
     context_size: int = 4096          # tokens of context per loaded model
+    history_tokens: int = 2048        # recent conversation each companion reads (0 = all that fits)
     override_sampling: bool = False   # use the two values below instead of each persona's
     temperature: float = 0.7
     max_tokens: int = 96
@@ -61,6 +63,8 @@ class AppSettings:
         out.threads = max(0, min(int(out.threads), 256))
         if out.context_size not in CONTEXT_SIZES:
             out.context_size = 4096
+        if out.history_tokens not in HISTORY_SIZES:
+            out.history_tokens = 2048
         out.temperature = max(0.0, min(float(out.temperature), 2.0))
         out.max_tokens = max(8, min(int(out.max_tokens), 1024))
         return out
@@ -76,7 +80,8 @@ class AppSettings:
         return {"max_tokens": self.max_tokens if self.override_sampling else None,
                 "temperature": self.temperature if self.override_sampling else None,
                 "user_name": self.user_name.strip() or "User",
-                "region": self.region or None}
+                "region": self.region or None,
+                "history_tokens": self.history_tokens}
 
 
 def _fits(default: Any, value: Any) -> bool:

@@ -16,7 +16,7 @@ from engine.errors import MascotError
 from engine.paths import assets_dir, user_dir
 
 from . import data, widgets
-from .config import CONTEXT_SIZES, AppSettings
+from .config import CONTEXT_SIZES, HISTORY_SIZES, AppSettings
 from .session import ChatSession
 
 
@@ -59,9 +59,17 @@ class SettingsDialog(QDialog):
         for n in CONTEXT_SIZES:
             self.context.addItem(f"{n:,} tokens", n)
         self.context.setCurrentIndex(self.context.findData(s.context_size))
+        self.history = QComboBox()
+        for n in HISTORY_SIZES:
+            self.history.addItem(f"Last {n:,} tokens" if n else "All that fits the context", n)
+        self.history.setCurrentIndex(max(0, self.history.findData(s.history_tokens)))
+        self.history.setToolTip("How much of the recent conversation each companion reads before it "
+                                "replies. Less is faster late in long conversations; 2,048 tokens is "
+                                "about the last dozen rounds.")
         pf.addRow("CPU threads", self.threads)
         pf.addRow("Context size", self.context)
         pf.addRow("", self._hint("Changing these reloads the model before the next message."))
+        pf.addRow("Companions remember", self.history)
 
         replies = QGroupBox("Replies")
         rf = _form(replies)
@@ -144,7 +152,8 @@ class SettingsDialog(QDialog):
 
     def values(self) -> AppSettings:
         return replace(self.session.settings, threads=self.threads.value(),
-                       context_size=self.context.currentData(), override_sampling=self.override.isChecked(),
+                       context_size=self.context.currentData(), history_tokens=self.history.currentData(),
+                       override_sampling=self.override.isChecked(),
                        temperature=round(self.temperature.value(), 2), max_tokens=self.max_tokens.value(),
                        user_name=self.user_name.text().strip() or "User", region=self.region.currentData())
 

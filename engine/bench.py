@@ -105,13 +105,15 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
     return {"prefill_tps": prefill, "decode_tps": _median(decode_runs)}
 
 
-def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48) -> dict[str, Any]:
+def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
+                 history_tokens: int | None = None) -> dict[str, Any]:
     """A long 3-companion conversation with the Director; per-turn prefill and TTFT."""
     from .chat import ChatSettings, GroupChat, default_backend_factory
     from .personas import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     factory = default_backend_factory(None, n_ctx=n_ctx)
-    chat = GroupChat(load_set("support"), settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens),
+    window = {} if history_tokens is None else {"history_tokens": history_tokens}
+    chat = GroupChat(load_set("support"), settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens, **window),
                      backend_for=factory)
     turns: list[dict[str, Any]] = []
     rounds_out: list[dict[str, Any]] = []
@@ -260,8 +262,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     n_ctx = args.n_ctx
     rounds = args.rounds or (10 if args.quick else 30)
     model = str(bundled_model_path())
-    print(f"mascot-bench: bundled model, {threads} threads, n_ctx {n_ctx}, {rounds} rounds", file=sys.stderr)
-    conv = conversation(rounds, threads, n_ctx)
+    from .chat import ChatSettings
+    history = ChatSettings().history_tokens if args.history_tokens is None else args.history_tokens
+    print(f"mascot-bench: bundled model, {threads} threads, n_ctx {n_ctx}, {rounds} rounds, "
+          f"history window {history or 'all that fits'}", file=sys.stderr)
+    conv = conversation(rounds, threads, n_ctx, history_tokens=history)
     turns = conv["turns"]
     # Decode slows as the KV grows, so each app turn is compared with raw llama.cpp at that
     # turn's own context length (raw measured at a few lengths, interpolated linearly).
@@ -302,7 +307,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     adapters = adapter_speed(model, threads)
     lane = lane_cost(model, threads, n_ctx)
     result = {
-        "threads": threads, "n_ctx": n_ctx, "rounds": rounds,
+        "threads": threads, "n_ctx": n_ctx, "rounds": rounds, "history_tokens": history,
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
         "app_decode_tps": _median(app_decode),
         "decode_ratio": _median(ratios),
@@ -340,6 +345,8 @@ def table(r: dict[str, Any]) -> str:
         ("app decode per companion (median over turns)", f"{r['app_decode_tps']:.1f} tok/s", ""),
         ("decode_ratio (median over turns of app / raw at that context)", f"{r['decode_ratio']:.3f}",
          t("decode_ratio")),
+        ("history window (tokens of recent conversation a companion reads)",
+         f"{r.get('history_tokens') or 'all that fits'}", ""),
         ("prompt tokens per turn (median)", f"{r['prompt_per_turn']:.0f}", ""),
         ("prefilled per turn / new per turn (median; prefilled includes the read-ahead)",
          f"{r['prefilled_per_turn']:.0f} / {r['new_per_turn']:.0f}", ""),
@@ -392,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=None, help="conversation length in rounds")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, max 8)")
     p.add_argument("--n-ctx", type=int, default=4096, help="context window (the app's default)")
+    p.add_argument("--history-tokens", type=int, default=None,
+                   help="recent conversation each companion reads (default: the app's, 2048; 0 = all that fits)")
     p.add_argument("--probe", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.probe:

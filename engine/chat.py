@@ -10,10 +10,16 @@ A round, as data::
 ``director``, ``token``, ``message``, ``round_end``, ``error``.
 
 Context policy (stated, so long conversations never crash): each companion sees its persona, then
-as much recent transcript as fits. When the prompt would overflow the context window, the oldest
-messages are dropped in one block, keeping roughly the newest half of the budget, so the kept
-prefix stays stable (and cached) for many turns after each trim. Any single message longer than a
-quarter of the context is shown to companions with its middle cut out (the full text is stored).
+the recent transcript, up to ``ChatSettings.history_tokens`` (default 2,048 tokens: about the last
+dozen rounds) or as much as fits the context window, whichever is less. When the transcript would
+overflow that budget, the oldest messages are dropped in one block, keeping roughly the newest half
+of the budget, so the kept prefix stays stable (and cached) for many turns after each trim. Any
+single message longer than a quarter of the context is shown to companions with its middle cut out
+(the full text is stored). Why a window below the context size: every token a companion reads
+costs more the longer its prompt is (attention over the whole KV cache; on the bundled model a
+token read at 3,700 tokens of context costs ~1.7x one read at 1,000), so without a window the
+wait for a reply grows with the conversation (docs/performance.md). ``history_tokens=0`` lifts the
+window (the whole context window is used).
 """
 
 from __future__ import annotations
@@ -82,6 +88,10 @@ class Event:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
+DEFAULT_HISTORY_TOKENS = 2048  # see the context policy above
+MIN_HISTORY_TOKENS = 256
+
+
 @dataclass
 class ChatSettings:
     policy: str = "director"
@@ -94,6 +104,7 @@ class ChatSettings:
     director_model: str | None = None    # None = the group default model
     max_tokens: int | None = None        # override every persona's max_tokens
     temperature: float | None = None     # override every persona's temperature
+    history_tokens: int = DEFAULT_HISTORY_TOKENS  # recent transcript a companion reads; 0 = all that fits
 
     def validate(self) -> None:
         from .director import POLICIES
@@ -103,6 +114,9 @@ class ChatSettings:
             raise InputError(f"--max-speakers must be between 1 and 8, not {self.max_speakers}.")
         if self.min_speakers is not None and self.min_speakers < 1:
             raise InputError("--min-speakers must be at least 1.")
+        if not (self.history_tokens == 0 or MIN_HISTORY_TOKENS <= self.history_tokens <= 1_000_000):
+            raise InputError(f"--history-tokens must be 0 (all that fits) or at least {MIN_HISTORY_TOKENS}, "
+                             f"not {self.history_tokens}.")
 
     def effective_min_speakers(self) -> int:
         return min(self.min_speakers or self.max_speakers, self.max_speakers)
@@ -333,6 +347,8 @@ class GroupChat:
              tail: list[dict[str, str]], backend: Backend, reserve: int) -> list[dict[str, str]]:
         cost = lambda m: self._count(backend, m["content"]) + 6
         budget = backend.n_ctx - reserve - 16 - sum(map(cost, head)) - sum(map(cost, tail))
+        if self.settings.history_tokens > 0:  # the recent-history window (context policy above)
+            budget = min(budget, self.settings.history_tokens)
         start = self._trim_start(key, [cost(m) for m in body], budget)
         return head + body[start:] + tail
 

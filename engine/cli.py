@@ -66,12 +66,14 @@ def cli() -> None:
 @click.option("--seed", type=int, default=None, help="Sampling seed, for repeatable rounds.")
 @click.option("--max-tokens", type=int, default=None, help="Longest reply in tokens (default per persona).")
 @click.option("--name", "user_name", default="User", show_default=True, help="What the companions call you.")
+@click.option("--history-tokens", type=int, default=None,
+              help="Recent conversation each companion reads, in tokens (default 2048; 0 = all that fits).")
 @click.option("--no-color", is_flag=True, help="Plain text output.")
 @click.option("--no-save", is_flag=True, help="Do not store this conversation in the history.")
 def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, say: str | None,
          as_json: bool, conversation: int | None, model: str | None, director_model: str | None,
          region: str | None, seed: int | None, max_tokens: int | None, user_name: str,
-         no_color: bool, no_save: bool) -> None:
+         history_tokens: int | None, no_color: bool, no_save: bool) -> None:
     """Talk with a group of companions (interactive, or one round with --say)."""
     from .chat import ChatSettings, GroupChat
     from .personas import load_set
@@ -83,7 +85,8 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
         raise InputError("--max-tokens must be between 8 and 1024.")
     settings = ChatSettings(policy=policy, max_speakers=max_speakers, min_speakers=min_speakers,
                             user_name=user_name.strip() or "User", region=region, seed=seed,
-                            model=model, director_model=director_model, max_tokens=max_tokens)
+                            model=model, director_model=director_model, max_tokens=max_tokens,
+                            **({} if history_tokens is None else {"history_tokens": history_tokens}))
     store = None if no_save else _store()
     pset = load_set(group)
     session = GroupChat(pset, settings=settings, store=store, conversation_id=conversation)

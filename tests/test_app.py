@@ -449,11 +449,14 @@ def test_settings_export_and_delete_all_data(window, qtbot, tmp_path, monkeypatc
     qtbot.addWidget(dlg2)
     dlg2.threads.setValue(2)
     dlg2.user_name.setText("Sam")
+    assert dlg2.history.currentData() == 2048  # companions read the last 2,048 tokens by default
+    dlg2.history.setCurrentIndex(dlg2.history.findData(0))
     before = s.backend_for
     dlg2.accept()
     saved = AppSettings.load()
-    assert saved.threads == 2 and saved.user_name == "Sam"
+    assert saved.threads == 2 and saved.user_name == "Sam" and saved.history_tokens == 0
     assert s.backend_for is not before and s.chat.settings.user_name == "Sam"
+    assert s.chat.settings.history_tokens == 0  # the open conversation follows the setting
 
 
 def test_unexpected_errors_reach_the_notification_path_and_the_log(window, qtbot):

@@ -262,3 +262,21 @@ def test_companions_switched_out_and_back_continue_exactly_where_they_left_off(r
     for n in swapped:
         assert swapped[n] == alone[n], n
     assert all(len(set(replies[:4])) > 1 for replies in swapped.values())  # real, varied replies
+
+
+def test_a_long_conversation_reads_a_bounded_window_on_the_bundled_model(store, real_backend_for):
+    """On the real model, with a small history window, a companion's prompt stops growing once
+    the conversation outgrows the window (a late turn costs what a mid one did), it keeps
+    replying, and every message is stored."""
+    chat = support_chat(store, real_backend_for, policy="round-robin", max_speakers=1, min_speakers=1,
+                        max_tokens=16, history_tokens=256)
+    prompts = []
+    for i in range(14):
+        ev = run_round(chat, f"Day {i}: I walked by the river again and counted the boats.")
+        msgs = events_of(ev, "message")
+        assert msgs and not events_of(ev, "error")
+        prompts.append(msgs[-1].data["prompt_tokens"])
+    first = min(prompts[:4])  # a companion's first turn: its persona and a few messages
+    assert max(prompts) <= first + 256 + 96, prompts
+    assert max(prompts[7:]) <= max(prompts[:7]) + 64, prompts  # bounded, not growing with the rounds
+    assert len(store.messages(chat.conversation_id)) == 28

@@ -192,6 +192,34 @@ def test_long_conversation_is_trimmed_not_crashed():
     assert "message number 59" in req.messages[-2]["content"] or "message number 59" in str(req.messages)
 
 
+def test_companions_read_a_window_of_recent_history_and_the_window_is_a_setting():
+    """The context policy: a companion reads at most ``history_tokens`` of recent transcript
+    (dropped in one block at the oldest end, so its cached prefix stays stable), always the
+    newest turns; 0 reads all that fits; a bad value is one clear line."""
+    def transcript_tokens(chat, fake):
+        req = chat.speaker_request(chat.members[0], "go on")
+        return sum(fake.count_tokens(m["content"]) + 6 for m in req.messages[1:-1]), req
+
+    fake = FakeBackend(lambda req: "a short reply about the river walk", n_ctx=8192)
+    settings = ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1, history_tokens=300)
+    chat = GroupChat(make_group(), settings=settings, backend_for=lambda m: fake)
+    starts = []
+    for i in range(40):
+        run_round(chat, f"message number {i}: " + "words " * 8)
+        used, req = transcript_tokens(chat, fake)
+        assert used <= 300
+        assert f"message number {i}:" in str(req.messages)  # the newest turn is always read
+        starts.append(chat._starts.get(chat.members[0].name, 0))
+    assert "message number 0:" not in str(req.messages)
+    assert len(set(starts)) < len(starts) // 3  # trims come in blocks: the prefix stays put between them
+    chat.settings.history_tokens = 0
+    chat._starts.clear()
+    used_all, req = transcript_tokens(chat, fake)
+    assert used_all > 1000 and "message number 0:" in str(req.messages)
+    with pytest.raises(InputError, match="history-tokens must be 0"):
+        GroupChat(make_group(), settings=ChatSettings(history_tokens=12), backend_for=lambda m: fake)
+
+
 def test_backend_failure_becomes_one_error_event_and_message_is_kept(store):
     class Broken(FakeBackend):
         def generate(self, req, cancel=None):
