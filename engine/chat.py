@@ -272,10 +272,13 @@ class GroupChat:
         """When the Director runs on the same llama.cpp runtime as a companion, give it that
         runtime's own "director" lane (a second context on the same weights): its KV stays live
         between decisions instead of being swapped in and out around every companion turn. The
-        lane has half the companions' context (its KV buffer is memory held for good), so the
-        Director reads the last quarter of the context window of transcript (its trimming
-        budget is half its own context); the reply counts on the user's messages still cover
-        the whole conversation."""
+        lane has a quarter of the companions' context, at least 1,024 tokens (its KV buffer is
+        memory held for good), and the Director reads the last half of that of transcript (512
+        tokens at the default 4,096: the last two or three rounds, user messages whole, replies
+        as their gist); the reply counts on the user's messages still cover the whole
+        conversation. Each token the Director reads costs less in a short context (measured on
+        the bundled model: reading two messages took 356 ms at 354 tokens of context, 452 ms at
+        1,100), and reading is most of its time."""
         lane = getattr(backend, "lane", None)
         if backend is None or not callable(lane):
             return backend
@@ -660,8 +663,9 @@ class GroupChat:
 
 
 def director_lane_ctx(n_ctx: int) -> int:
-    """Context of the Director's own lane next to companions with ``n_ctx``: half of it."""
-    return max(1024, n_ctx // 2)
+    """Context of the Director's own lane next to companions with ``n_ctx``: a quarter of it,
+    at least 1,024 tokens (see ``GroupChat._director_lane``)."""
+    return max(1024, n_ctx // 4)
 
 
 def default_backend_factory(store: Any = None, n_ctx: int = 4096,
