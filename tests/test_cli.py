@@ -69,6 +69,7 @@ def test_round_opens_no_network_connection(monkeypatch, capsys):
     (["chat", "--json"], "--json needs --say", 1),
     (["chat", "--max-speakers", "0", "--say", "hi"], "--max-speakers must be between 1 and 8", 1),
     (["chat", "--policy", "loud", "--say", "hi"], "Invalid value for '--policy'", 2),
+    (["chat", "--history-tokens", "5", "--say", "hi"], "--history-tokens must be 0 (all that fits) or at least 256", 1),
     (["models", "add", "missing.gguf"], "no such file", 1),
     (["history", "export", "999"], "No conversation 999", 1),
     (["personas", "show", "support/Nobody"], "No companion named 'Nobody'", 1),
