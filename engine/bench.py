@@ -4,10 +4,12 @@ Measured side by side in one run (same model file, threads, context and batch se
 
 * raw llama.cpp prefill and decode tokens/s vs the app's per-companion decode speed
   (``decode_ratio``: for every companion turn, the app's decode speed (tokens/s after the first
-  token, as the chat layer received them) over raw llama.cpp's at that turn's context length
-  (raw measured at five context lengths spanning the turns, median of 3 runs each, same sampler
-  settings, interpolated); the median over turns. Decode slows as the context grows, so a
-  single raw number would compare unlike things);
+  token, as the chat layer received them) over raw llama.cpp's at that round's context length,
+  measured right after the round in the same process with the same settings and sampler
+  (``RawDecodeProbe``), so that both see the machine in the same state; the median over turns.
+  Decode slows as the context grows, so a single raw number would compare unlike things. Raw
+  decode is also measured after the conversation at five context lengths (median of 3 runs
+  each) and shown by context, with the ratio against those, interpolated, for comparison);
 * a long conversation (30 rounds, 3 companions; 10 with ``--quick``): tokens prefilled per
   companion turn vs tokens that are new to that companion since its last turn
   (``prefill_ratio``, after the first round), and time to first token per turn
@@ -120,6 +122,7 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
     last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
     read_ahead: dict[str, int] = {}  # companion -> tokens it read ahead since its last turn
     runtime = factory(None)
+    probe = RawDecodeProbe(runtime.path if hasattr(runtime, "path") else None, n_ctx, threads)
     for r in range(rounds):
         # What the app does when a conversation opens and after each round, while the user
         # reads and types (ChatSession._warm_later): every companion and the Director read
@@ -155,9 +158,53 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
                               "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
                               "decode_tps": ev.data.get("decode_tps", 0.0),
                               "latency_ms": ev.data["latency_ms"]})
-        rounds_out.append({"round": r + 1, "seconds": time.perf_counter() - t0, "director_s": director_s,
+        round_s = time.perf_counter() - t0
+        # raw llama.cpp decode at this round's context, right after the round (not round time):
+        # app and raw are compared minutes apart otherwise, and this VM's speed drifts
+        here = [t for t in turns if t["round"] == r + 1]
+        if here:
+            raw_tps = probe.decode_tps(int(_median([t["prompt"] for t in here])))
+            for t in here:
+                t["raw_decode_tps_same_round"] = raw_tps
+        rounds_out.append({"round": r + 1, "seconds": round_s, "director_s": director_s,
                            "read_ahead_s": warm_s})
+    probe.close()
     return {"turns": turns, "rounds": rounds_out}
+
+
+class RawDecodeProbe:
+    """Plain llama.cpp (its own context, the app's settings and sampler) decoding at a given
+    context length, interleaved with the conversation's rounds. The synthetic context is one
+    long token list; llama.cpp's prefix match means each call reads only what its longer
+    context adds."""
+
+    def __init__(self, model_path: str | None, n_ctx: int, threads: int, gen_tokens: int = 32):
+        import llama_cpp
+
+        from .models import bundled_model_path
+        self.llm = llama_cpp.Llama(model_path=str(model_path or bundled_model_path()), n_ctx=n_ctx, n_batch=256,
+                                   n_threads=threads, n_threads_batch=threads, seed=1, verbose=False)
+        self.long = self.llm.tokenize((" ".join(USER_LINES) * 24).encode())
+        self.gen_tokens = gen_tokens
+        self.n_ctx = n_ctx
+
+    def decode_tps(self, context: int) -> float:
+        ctx = self.long[:max(2, min(context, self.n_ctx - self.gen_tokens - 8, len(self.long)))]
+        llm = self.llm
+        llm.set_seed(1)
+        n, t = 0, None
+        from .personas import DEFAULT_SAMPLING as s  # the companions' sampler settings
+        for tok in llm.generate(ctx, temp=s["temperature"], top_k=s["top_k"], top_p=s["top_p"],
+                                repeat_penalty=s["repeat_penalty"]):
+            if t is None:
+                t = time.perf_counter()  # from the first sampled token: decode only
+            n += 1
+            if n > self.gen_tokens or tok == llm.token_eos():
+                break
+        return (n - 1) / max(1e-9, time.perf_counter() - t) if t is not None and n > 1 else 0.0
+
+    def close(self) -> None:
+        self.llm.close()
 
 
 def _probe(n_companions: int, threads: int, n_ctx: int) -> None:
@@ -289,7 +336,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for t in measured:
         t["raw_decode_tps"] = raw_decode(t["prompt"])
     app_decode = [t["decode_tps"] for t in measured]
-    ratios = [t["decode_tps"] / t["raw_decode_tps"] for t in measured]
+    ratios_after = [t["decode_tps"] / t["raw_decode_tps"] for t in measured]
+    same = [t for t in measured if t.get("raw_decode_tps_same_round")]
+    ratios = [t["decode_tps"] / t["raw_decode_tps_same_round"] for t in same] or ratios_after
     later = [t for t in turns if t["round"] > 1]
     prefill_ratio = sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later))
     q = max(1, len(later) // 4)
@@ -311,6 +360,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
         "app_decode_tps": _median(app_decode),
         "decode_ratio": _median(ratios),
+        "decode_ratio_raw_measured_after": _median(ratios_after),
         "raw_decode_by_context": {str(c): round(v["decode_tps"], 2) for c, v in raw_at.items()},
         "prefill_ratio": prefill_ratio,
         "prefilled_per_turn": _median([t["prefilled"] for t in later]),
@@ -343,8 +393,10 @@ def table(r: dict[str, Any]) -> str:
         ("raw llama.cpp decode by context (tokens: tok/s)",
          ", ".join(f"{c}: {v:.1f}" for c, v in r.get("raw_decode_by_context", {}).items()), ""),
         ("app decode per companion (median over turns)", f"{r['app_decode_tps']:.1f} tok/s", ""),
-        ("decode_ratio (median over turns of app / raw at that context)", f"{r['decode_ratio']:.3f}",
-         t("decode_ratio")),
+        ("decode_ratio (median over turns of app / raw at that context, raw measured right after the round)",
+         f"{r['decode_ratio']:.3f}", t("decode_ratio")),
+        ("  the same with raw measured after the conversation (interpolated)",
+         f"{r.get('decode_ratio_raw_measured_after', 0):.3f}", ""),
         ("history window (tokens of recent conversation a companion reads)",
          f"{r.get('history_tokens') or 'all that fits'}", ""),
         ("prompt tokens per turn (median)", f"{r['prompt_per_turn']:.0f}", ""),
