@@ -87,24 +87,28 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
     t = time.perf_counter()
     llm.eval(toks)
     prefill = len(toks) / (time.perf_counter() - t)
-    decode_runs = []
     ctx = long[:max(2, min(decode_context, n_ctx - gen_tokens - 8, len(long)))]
     llm.reset()
     llm.eval(ctx[:-1])  # once: each run below reuses it (generate() matches the prefix)
-    for seed in (1, 2, 3):
-        llm.set_seed(seed)
-        n = 0
-        t = None
-        # generate() finds ctx[:-1] already evaluated (prefix match) and evaluates only the last token
-        for tok in llm.generate(ctx, temp=0.7, top_k=40, top_p=0.9, repeat_penalty=1.1):
-            if t is None:
-                t = time.perf_counter()  # from the first sampled token: decode only
-            n += 1
-            if n > gen_tokens or tok == llm.token_eos():
-                break
-        decode_runs.append((n - 1) / (time.perf_counter() - t))
+    decode_runs = [_decode_tps(llm, ctx, gen_tokens, seed) for seed in (1, 2, 3)]
     del llm
     return {"prefill_tps": prefill, "decode_tps": _median(decode_runs)}
+
+
+def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
+    """Plain llama.cpp decode after ``ctx`` with the companions' sampler settings, tokens/s from
+    the first sampled token (generate() evaluates only what ``ctx`` adds to the cache)."""
+    from .personas import DEFAULT_SAMPLING as s
+    llm.set_seed(seed)
+    n, t = 0, None
+    for tok in llm.generate(ctx, temp=s["temperature"], top_k=s["top_k"], top_p=s["top_p"],
+                            repeat_penalty=s["repeat_penalty"]):
+        if t is None:
+            t = time.perf_counter()  # from the first sampled token: decode only
+        n += 1
+        if n > gen_tokens or tok == llm.token_eos():
+            break
+    return (n - 1) / max(1e-9, time.perf_counter() - t) if t is not None and n > 1 else 0.0
 
 
 def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
@@ -190,18 +194,7 @@ class RawDecodeProbe:
 
     def decode_tps(self, context: int) -> float:
         ctx = self.long[:max(2, min(context, self.n_ctx - self.gen_tokens - 8, len(self.long)))]
-        llm = self.llm
-        llm.set_seed(1)
-        n, t = 0, None
-        from .personas import DEFAULT_SAMPLING as s  # the companions' sampler settings
-        for tok in llm.generate(ctx, temp=s["temperature"], top_k=s["top_k"], top_p=s["top_p"],
-                                repeat_penalty=s["repeat_penalty"]):
-            if t is None:
-                t = time.perf_counter()  # from the first sampled token: decode only
-            n += 1
-            if n > self.gen_tokens or tok == llm.token_eos():
-                break
-        return (n - 1) / max(1e-9, time.perf_counter() - t) if t is not None and n > 1 else 0.0
+        return _decode_tps(self.llm, ctx, self.gen_tokens, seed=1)
 
     def close(self) -> None:
         self.llm.close()
