@@ -527,7 +527,7 @@ def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str]) 
         part = seq[: length - 1]
         cont[i, : len(part)] = torch.tensor(part, dtype=torch.long)
     if length > 1:
-        cache = getattr(out, "cache", None) or out.past_key_values  # transformers 5 renamed it
+        cache = out.cache if hasattr(out, "cache") else out.past_key_values  # transformers 5 renamed it
         cache.batch_repeat_interleave(n)
         mask = torch.ones((n, p_ids.shape[1] + cont.shape[1]), dtype=torch.long)
         rest = body(input_ids=cont, attention_mask=mask, use_cache=False, **{cache_key: cache}).last_hidden_state
