@@ -181,6 +181,44 @@ def test_rolled_out_replies_are_saved_and_reused_by_a_restarted_run(tmp_path):
         assert fresh.persist(tmp_path / "bad.json", key) == 0                # damaged: rolled out again
 
 
+def test_a_long_batched_table_is_saved_chunk_by_chunk_and_a_stopped_run_resumes(tmp_path):
+    """Rolling out a reward table takes up to an hour on a small CPU: batched rollouts are saved
+    after every chunk with a progress line, so a run stopped halfway keeps what it rolled out and
+    the restarted run rolls out only the rest."""
+    from training.director_grpo import decision_choices
+    from training.director_rewards import GroupRewarder
+
+    class Batched:
+        def __init__(self, stop_after=None):
+            self.calls, self.stop_after = 0, stop_after
+
+        def __call__(self, state, speaker, directive, sample=0):
+            return f"{speaker} reply {sample} to {directive}"
+
+        def many(self, items):
+            if self.stop_after is not None and self.calls >= self.stop_after:
+                raise KeyboardInterrupt  # the user stops the run
+            self.calls += 1
+            return [self(*item) for item in items]
+
+    states = [_state(), _state([{"speaker": "Mia", "text": "That sounds exhausting."}])]
+    key = {"persona_model": "m.gguf", "seed": 0}
+    lines = []
+    first = GroupRewarder(FakeJudge(), Batched(stop_after=1), mode="menu", samples=2)
+    first.PREFETCH_CHUNK = 16
+    first.progress = lines.append
+    first.persist(tmp_path / "rollouts.json", key)
+    with pytest.raises(KeyboardInterrupt):
+        first.table(states, decision_choices)
+    total = 2 * sum(len(decision_choices(s)) for s in states)
+    assert len(lines) == 1 and lines[0].startswith(f"rollouts 16/{total} (")
+    again = GroupRewarder(FakeJudge(), Batched(), mode="menu", samples=2)
+    again.PREFETCH_CHUNK = 16
+    assert again.persist(tmp_path / "rollouts.json", key) == 16          # the first chunk was kept
+    again.table(states, decision_choices)
+    assert again.rollout_calls == total - 16                            # only the rest rolled out
+
+
 def test_director_config_precedence_and_cli(tmp_path):
     from training.cli import make_parser
     from training.director_grpo import model_name, resolve_config

@@ -303,6 +303,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     n_params = _count_params(base_model.hf_dir(out))
     mode = directive_mode(cfg, n_params)
     rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
+    rewarder.progress = _log
     reused = rewarder.persist(out / "states" / "rollouts.json", states_key)  # a restarted run reuses them
     if reused:
         _log(f"reusing {reused} saved rollouts")

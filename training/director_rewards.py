@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -124,6 +125,9 @@ class GroupRewarder:
         self._rollouts: dict[tuple[str, str, str, int], str] = {}
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self.rollout_calls = 0
+        self.progress: Callable[[str], None] | None = None  # e.g. the run's log line
+
+    PREFETCH_CHUNK = 128  # rollouts decoded (and saved) per batch call of ``prefetch``
 
     def with_samples(self, samples: int) -> "GroupRewarder":
         """The same rewarder scoring each decision on ``samples`` replies: it shares the rolled-out
@@ -156,10 +160,20 @@ class GroupRewarder:
         if many is None or len(todo) < 2:
             return
         by_id = {s.id: s for s, _, _ in items}
-        texts = many([(by_id[i], sp, d, k) for i, sp, d, k in todo])
-        self.rollout_calls += len(todo)
-        for key, text in zip(todo, texts):
-            self._rollouts[key] = text
+        t0 = time.perf_counter()
+        # in chunks, each saved as it is done: a table of thousands of rollouts takes an hour on
+        # a small CPU, and a stopped run then resumes from the last chunk (with a progress line)
+        for a in range(0, len(todo), self.PREFETCH_CHUNK):
+            chunk = todo[a:a + self.PREFETCH_CHUNK]
+            texts = many([(by_id[i], sp, d, k) for i, sp, d, k in chunk])
+            self.rollout_calls += len(chunk)
+            for key, text in zip(chunk, texts):
+                self._rollouts[key] = text
+            if len(todo) > self.PREFETCH_CHUNK:
+                self.save()
+                if self.progress is not None:
+                    done = a + len(chunk)
+                    self.progress(f"rollouts {done}/{len(todo)} ({(time.perf_counter() - t0) / 60:.1f} min)")
 
     def persist(self, path: Any, key: dict[str, Any]) -> int:
         """Keep the rolled-out replies in ``path`` (they cost most of a run's llama.cpp time):
