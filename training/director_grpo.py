@@ -436,11 +436,9 @@ def table_summary(table: dict[str, dict[str, dict[str, float]]], states: list[An
     """Per state: the group reward of every allowed decision, the best one, the average (what a
     uniformly random valid decision scores) and round-robin's; and their means over states."""
     from engine.director import RoundRobin
-
-    from .director_rewards import total
     rows = []
     for s in states:
-        rewards = {c: round(total(comps, weights), 4) for c, comps in table[s.id].items()}
+        rewards = {c: round(r, 4) for c, r in table_rewards(table[s.id], weights).items()}
         rr = RoundRobin().next(s.round_state(), s.transcript())
         rr_key = json.dumps({"speaker": rr.speaker if rr.speaker else "END", "directive": rr.directive})
         best = max(rewards, key=rewards.get)
