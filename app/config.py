@@ -13,19 +13,20 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from engine.chat import DEFAULT_HISTORY_TOKENS
 from engine.paths import user_dir
 
 log = logging.getLogger("mascot.app")
 
 CONTEXT_SIZES = (1024, 2048, 4096, 8192)
-HISTORY_SIZES = (1024, 2048, 4096, 0)  # recent conversation a companion reads; 0 = all that fits
+HISTORY_SIZES = (1024, DEFAULT_HISTORY_TOKENS, 4096, 0)  # recent conversation a companion reads; 0 = all that fits
 
 
 @dataclass
 class AppSettings:
     threads: int = 0                  # 0 = automatic (engine default)
     context_size: int = 4096          # tokens of context per loaded model
-    history_tokens: int = 2048        # recent conversation each companion reads (0 = all that fits)
+    history_tokens: int = DEFAULT_HISTORY_TOKENS  # recent conversation each companion reads (0 = all that fits)
     override_sampling: bool = False   # use the two values below instead of each persona's
     temperature: float = 0.7
     max_tokens: int = 96
@@ -64,7 +65,7 @@ class AppSettings:
         if out.context_size not in CONTEXT_SIZES:
             out.context_size = 4096
         if out.history_tokens not in HISTORY_SIZES:
-            out.history_tokens = 2048
+            out.history_tokens = DEFAULT_HISTORY_TOKENS
         out.temperature = max(0.0, min(float(out.temperature), 2.0))
         out.max_tokens = max(8, min(int(out.max_tokens), 1024))
         return out

@@ -44,6 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .chat import DEFAULT_HISTORY_TOKENS
+
 TARGETS = {"decode_ratio": (">=", 0.95), "prefill_ratio": ("<=", 1.2), "ttft_growth": ("<=", 1.5),
            "memory_ratio_4_agents": ("<=", 1.3), "director_share": ("<=", 0.20)}
 
@@ -77,9 +79,7 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
               gen_tokens: int = 96, decode_context: int = 64) -> dict[str, float]:
     """Plain llama.cpp: prefill and decode tokens/s with the same settings as the app
     (decode measured after ``decode_context`` tokens of context, like an app turn)."""
-    import llama_cpp
-    llm = llama_cpp.Llama(model_path=model_path, n_ctx=n_ctx, n_batch=256, n_threads=threads,
-                          n_threads_batch=threads, seed=1, verbose=False)
+    llm = _raw_llama(model_path, n_ctx, threads)
     text = " ".join(USER_LINES) * 16
     long = llm.tokenize(text.encode())
     toks = long[:prompt_tokens]
@@ -93,6 +93,13 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
     decode_runs = [_decode_tps(llm, ctx, gen_tokens, seed) for seed in (1, 2, 3)]
     del llm
     return {"prefill_tps": prefill, "decode_tps": _median(decode_runs)}
+
+
+def _raw_llama(model_path: str, n_ctx: int, threads: int) -> Any:
+    """A plain ``llama_cpp.Llama`` with the app runtime's settings (engine.runtime.LlamaRuntime)."""
+    import llama_cpp
+    return llama_cpp.Llama(model_path=model_path, n_ctx=n_ctx, n_batch=256, n_threads=threads,
+                           n_threads_batch=threads, seed=1, verbose=False)
 
 
 def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
@@ -112,14 +119,14 @@ def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
 
 
 def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
-                 history_tokens: int | None = None) -> dict[str, Any]:
+                 history_tokens: int = DEFAULT_HISTORY_TOKENS) -> dict[str, Any]:
     """A long 3-companion conversation with the Director; per-turn prefill and TTFT."""
     from .chat import ChatSettings, GroupChat, default_backend_factory
     from .personas import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     factory = default_backend_factory(None, n_ctx=n_ctx)
-    window = {} if history_tokens is None else {"history_tokens": history_tokens}
-    chat = GroupChat(load_set("support"), settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens, **window),
+    chat = GroupChat(load_set("support"), settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens,
+                                                                history_tokens=history_tokens),
                      backend_for=factory)
     turns: list[dict[str, Any]] = []
     rounds_out: list[dict[str, Any]] = []
@@ -183,11 +190,8 @@ class RawDecodeProbe:
     context adds."""
 
     def __init__(self, model_path: str | None, n_ctx: int, threads: int, gen_tokens: int = 32):
-        import llama_cpp
-
         from .models import bundled_model_path
-        self.llm = llama_cpp.Llama(model_path=str(model_path or bundled_model_path()), n_ctx=n_ctx, n_batch=256,
-                                   n_threads=threads, n_threads_batch=threads, seed=1, verbose=False)
+        self.llm = _raw_llama(str(model_path or bundled_model_path()), n_ctx, threads)
         self.long = self.llm.tokenize((" ".join(USER_LINES) * 24).encode())
         self.gen_tokens = gen_tokens
         self.n_ctx = n_ctx
@@ -302,8 +306,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     n_ctx = args.n_ctx
     rounds = args.rounds or (10 if args.quick else 30)
     model = str(bundled_model_path())
-    from .chat import ChatSettings
-    history = ChatSettings().history_tokens if args.history_tokens is None else args.history_tokens
+    history = args.history_tokens
     print(f"mascot-bench: bundled model, {threads} threads, n_ctx {n_ctx}, {rounds} rounds, "
           f"history window {history or 'all that fits'}", file=sys.stderr)
     conv = conversation(rounds, threads, n_ctx, history_tokens=history)
@@ -444,8 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=None, help="conversation length in rounds")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores, max 8)")
     p.add_argument("--n-ctx", type=int, default=4096, help="context window (the app's default)")
-    p.add_argument("--history-tokens", type=int, default=None,
-                   help="recent conversation each companion reads (default: the app's, 2048; 0 = all that fits)")
+    p.add_argument("--history-tokens", type=int, default=DEFAULT_HISTORY_TOKENS,
+                   help=f"recent conversation each companion reads (default: the app's, {DEFAULT_HISTORY_TOKENS}; "
+                        "0 = all that fits)")
     p.add_argument("--probe", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.probe:
