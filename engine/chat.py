@@ -374,13 +374,17 @@ class GroupChat:
                           repeat_penalty=float(s["repeat_penalty"]), stop=stop,
                           seed=self.settings.seed)
 
-    def _director_transcript(self, backend: Backend) -> list[dict[str, str]]:
+    def _director_transcript(self, backend: Backend, opening: bool = False) -> list[dict[str, str]]:
         """The transcript as the Director reads it: the user's messages whole (clipped like the
         companions'), companion replies as their gist (``director.reply_gist``), reply counts
-        on the user's messages; trimmed to the Director's budget by the same policy."""
+        on the user's messages; trimmed to the Director's budget by the same policy.
+        ``opening``: end with the opening of the user's next message (its reply counts), for
+        reading ahead while the user types."""
         items = [{"speaker": self.settings.user_name if t.role == "user" else t.speaker,
                   "text": self._clip(t.text, backend) if t.role == "user" else reply_gist(t.text)}
                  for t in self.transcript]
+        if opening:
+            items.append({"speaker": self.settings.user_name, "text": "", "open": "1"})
         items = annotate_turns(items, self.names, self.settings.user_name)
         costs = [self._count(backend, i["text"] + i.get("turns", "")) + 12 for i in items]
         return items[self._trim_start("__director__", costs, backend.n_ctx // 2):]
@@ -409,8 +413,11 @@ class GroupChat:
             if hasattr(backend, "prefill"):
                 active = [p for p in self.members if p.name not in self.muted] or self.members
                 state = RoundState(members=active, user_name=self.settings.user_name, user_text="")
-                msgs = policy.messages(state, self._director_transcript(backend))  # type: ignore[attr-defined]
-                self.last_warm["__director__"] = backend.prefill(GenRequest(slot="__director__", messages=msgs), cancel)
+                # everything said so far, and the opening of the user's next message (its reply
+                # counts and "User:"), so the round's first decision reads only the user's words
+                msgs = policy.messages(state, self._director_transcript(backend, opening=True))  # type: ignore[attr-defined]
+                self.last_warm["__director__"] = backend.prefill(
+                    GenRequest(slot="__director__", messages=msgs, open_last=True), cancel)
                 total += self.last_warm["__director__"]
         return total
 

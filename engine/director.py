@@ -137,7 +137,7 @@ def annotate_turns(items: list[dict[str, str]], names: list[str], user_name: str
 # ~6 ms a token on 2 cores, and a decision reads everything said since the previous one), so
 # the gist keeps the Director's share of a round low however long the replies are. The user's
 # messages are read whole. The companions always read each other's full replies.
-DIRECTOR_REPLY_CHARS = 100
+DIRECTOR_REPLY_CHARS = 64
 
 
 def reply_gist(text: str, limit: int = DIRECTOR_REPLY_CHARS) -> str:
@@ -261,11 +261,16 @@ class Director(Policy):
         """Every valid menu-mode decision, as the exact JSON text the model must produce (the
         runtime picks one with constrained choice decoding; training uses the same list)."""
         by_name = {p.name: p for p in state.members}
-        out = [json.dumps({"speaker": n, "directive": d})
-               for n in allowed for d in cls.menu(by_name[n], state.user_name)]
+        out = [cls.decision_text(n, d) for n in allowed for d in cls.menu(by_name[n], state.user_name)]
         if may_end:
-            out.append(json.dumps({"speaker": END, "directive": ""}))
+            out.append(cls.decision_text(END, ""))
         return out
+
+    @staticmethod
+    def decision_text(speaker: str, directive: str) -> str:
+        """A menu decision as the model writes it: compact JSON (no spaces after ``:`` and
+        ``,``: three tokens fewer to evaluate per decision than ``json.dumps``' default)."""
+        return json.dumps({"speaker": speaker, "directive": directive}, separators=(",", ":"))
 
     def schema(self, state: RoundState, allowed: list[str], may_end: bool) -> dict[str, Any]:
         if self.directive_mode == "menu":
@@ -322,19 +327,24 @@ class Director(Policy):
         decision is generated right after the last turn, so a decision prefills only what was
         said since the previous one (no per-decision question to read: measured, that question
         was half of the Director's time). The rules (who may speak now, END) are enforced by
-        the constrained output, not by the prompt. Each of the user's messages carries how
+        the constrained output, not by the prompt. Each of the user's messages opens with how
         often each companion had spoken before it (``turns`` of the item, see
-        ``annotate_turns``; stable text, so the KV cache stays a prefix)."""
+        ``annotate_turns``; stable text, so the KV cache stays a prefix). The note comes first
+        because it is known before the user writes: the app reads it ahead, with the message's
+        "User:", while the user types (``GroupChat.warm``: an item with ``open`` set, last, is
+        rendered as that opening only, and prefilled with ``GenRequest(open_last=True)``), so
+        a round starts by reading only the user's words."""
         msgs = [{"role": "system", "content": Director.system_prompt(state)}]
         items = transcript
         if any(i["speaker"] == state.user_name and "turns" not in i for i in items):
             items = annotate_turns(items, state.names, state.user_name)
         for item in items:
+            note = f"(Replies so far: {item['turns']})\n" if item.get("turns") else ""
+            if item.get("open"):
+                msgs.append({"role": "user", "content": f"{note}{item['speaker']}:"})
+                break
             body = item["text"] if item["speaker"] == state.user_name else reply_gist(item["text"], reply_chars)
-            text = f"{item['speaker']}: {body}"
-            if item.get("turns"):
-                text += f"\n(Replies so far: {item['turns']})"
-            msgs.append({"role": "user", "content": text})
+            msgs.append({"role": "user", "content": f"{note}{item['speaker']}: {body}"})
         return msgs
 
     def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:

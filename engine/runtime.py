@@ -59,6 +59,29 @@ class GenRequest:
     # A LoRA adapter GGUF applied over this runtime's model for this request (None = the plain
     # model); see ``LlamaRuntime.load_adapter``. A slot's KV cache belongs to one adapter.
     adapter: str | None = None
+    # Prefill only: the last message is the opening of one still being written (rendered
+    # without its end and without the generation prompt; ``ChatFormat.render_open``).
+    open_last: bool = False
+
+
+# A JSON value's opening quote is tokenized apart from the value (``choice_tokens``).
+_VALUE_OPEN = re.compile(r'":\s?"')
+
+
+def choice_tokens(choice: str, tokenize: Callable[[str], list[int]]) -> list[int]:
+    """The tokens a constrained choice is decoded as: the text tokenized in pieces, split after
+    each JSON key's ``":"`` (or ``": "``), so every value starts after the same opening-quote token. The
+    canonical tokenization merges an empty value's two quotes into one token (``' ""'``), which
+    makes "empty or not" a branch point of its own and costs a decision an extra model call;
+    split, the empty value is one more option at the value's first token. For all other
+    options the pieces give the canonical tokens. The runtime and training
+    (``training.director_grpo``) both use this, so the policy trained is the one decoded."""
+    pieces, rest = [], choice
+    while m := _VALUE_OPEN.search(rest):
+        pieces.append(rest[: m.end()])
+        rest = rest[m.end():]
+    pieces.append(rest)
+    return [t for piece in pieces if piece for t in tokenize(piece)]
 
 
 @dataclass
@@ -140,6 +163,18 @@ class ChatFormat:
             except Exception:
                 continue
         return self._chatml.render(messages=messages, add_generation_prompt=True)
+
+    _OPEN = "\ue000open\ue000"
+
+    def render_open(self, messages: list[dict[str, str]]) -> str:
+        """The text ``render`` gives for ``messages`` up to the end of the last message's content
+        (no end-of-message, no generation prompt): a prefix of the rendering of any longer
+        version of that message, so it can be read into the KV cache ahead of time. Falls back
+        to the messages before it if the template drops the content."""
+        last = dict(messages[-1], content=messages[-1]["content"] + self._OPEN)
+        text = self.render(messages[:-1] + [last])
+        cut = text.find(self._OPEN)
+        return text[:cut] if cut >= 0 else self.render(messages[:-1])
 
 
 def _merge_roles(messages: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -495,7 +530,8 @@ class LlamaRuntime:
         with self.lock:
             self._switch_to(req.slot)
             self._use_adapter(req)
-            tokens = self.tokenize(self.format.render(req.messages))
+            render = self.format.render_open if req.open_last else self.format.render
+            tokens = self.tokenize(render(req.messages))
             if len(tokens) > self.n_ctx - req.max_tokens:
                 return 0
             try:
@@ -586,7 +622,7 @@ class LlamaRuntime:
             trie = {}
             for c in choices:
                 node = trie
-                for t in self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False):
+                for t in choice_tokens(c, lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False)):
                     node = node.setdefault(t, {})
                 node[self._END] = {}
             self._tries[key] = trie
@@ -686,6 +722,13 @@ class RuntimePool:
 
 # -- fake backend for fast unit tests of orchestration logic ----------------------------------
 
+def _same_json(a: str, b: str) -> bool:
+    try:
+        return json.loads(a) == json.loads(b)
+    except ValueError:
+        return False
+
+
 class FakeBackend:
     """Replies from a queue (or a function of the request); streams word by word.
 
@@ -716,8 +759,8 @@ class FakeBackend:
             text = self._replies.pop(0)
         else:
             text = "…"
-        if req.choices and text not in req.choices:
-            text = req.choices[0]
+        if req.choices and text not in req.choices:  # the same JSON written differently counts
+            text = next((c for c in req.choices if _same_json(c, text)), req.choices[0])
         prompt = sum(self.count_tokens(m["content"]) for m in req.messages)
 
         def pieces() -> Iterator[str]:

@@ -406,7 +406,7 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from engine.runtime import ChatFormat
+    from engine.runtime import ChatFormat, choice_tokens
     from training.base_model import build_tiny
     from training.config import BaseConfig, LoraSettings
     from training.director_grpo import (DirectorConfig, constrained_logprobs, decision_choices, director_prompt,
@@ -424,7 +424,8 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
         assert abs(float(lp.exp().sum()) - 1.0) < 1e-4
         # the same numbers from whole sequences, one choice at a time (no shared cache)
         trie = {}
-        ids = [tok(c, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for c in choices[1]]
+        ids = [choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"]) + [tok.eos_token_id]
+               for c in choices[1]]
         for seq in ids:
             node = trie
             for t in seq:

@@ -83,6 +83,41 @@ def test_director_lane_decides_exactly_as_the_shared_context_did(store, real_bac
     assert runs[0] == runs[1] and len(runs[0]) >= 4
 
 
+def test_director_reads_ahead_while_the_user_types_and_decides_the_same(store, real_backend_for):
+    """Between rounds the app warms every agent while the user types. The Director then reads
+    the opening of the user's next message (its reply counts and "User:"), so the next round's
+    first decision reads only the user's words and its own header, not the counts, and decides
+    exactly as without the read-ahead. Each decision is one choice of speaker and one of
+    directive: two model calls, also when the free turn (no directive) is an option."""
+    texts = ["My sister stopped talking to me and I don't know why.", "We used to be close, and now I feel lost."]
+    runs = []
+    for warm in (False, True):
+        real_backend_for().clear_slots()
+        chat = GroupChat(load_set("support"), settings=ChatSettings(max_tokens=24, seed=5), store=store,
+                         backend_for=real_backend_for)
+        run_round(chat, texts[0])
+        lane = chat.policy().backend
+        lane.clear_slots()  # the first round's decisions are not in its cache: only the read-ahead is
+        if warm:
+            chat.warm()
+            assert chat.last_warm["__director__"] > 100
+        gens, evals = [], []
+        generate, llm_eval = lane.generate, lane.llm.eval
+        lane.generate = lambda req, cancel=None: gens.append(generate(req, cancel)) or gens[-1]
+        lane.llm.eval = lambda tokens: evals.append(len(tokens)) or llm_eval(tokens)
+        try:
+            ev = run_round(chat, texts[1])
+        finally:
+            del lane.generate, lane.llm.eval
+        runs.append(([(e.data["speaker"], e.data["directive"]) for e in events_of(ev, "director")],
+                     gens[0].stats.prefilled_tokens, len(evals) / len(gens)))
+    (cold, cold_read, _), (warmed, warm_read, calls) = runs
+    assert warmed[0] == cold[0]
+    words = real_backend_for().count_tokens(": " + texts[1])
+    assert warm_read <= words + 12 < cold_read  # the words, the header and "{"speaker":" only
+    assert calls == 2  # reading + speaker, then directive
+
+
 def test_kv_cache_reused_on_the_next_turn(store, real_backend_for):
     chat = support_chat(store, real_backend_for, policy="round-robin", max_speakers=1, min_speakers=1)
     first = [e.data for e in events_of(run_round(chat, "Hi everyone."), "message")][0]
@@ -198,6 +233,38 @@ def test_constrained_choice_picks_a_sensible_option_and_never_leaves_the_list(re
     again = [rt.generate(GenRequest(slot="choice-test", messages=ask, temperature=1.5, seed=s,
                                     choices=tricky)).text() for s in (3, 3)]
     assert again[0] == again[1]
+
+
+def test_menu_decisions_branch_once_for_the_speaker_and_once_for_the_directive(real_backend_for):
+    """Menu decisions are tokenized with each JSON value apart from its opening quote
+    (``choice_tokens``): the free turn's empty directive is then one more option where the
+    directives start, not a branch of its own ("empty or not?", one more model call per
+    decision). Every other option keeps its canonical tokens, and the text is unchanged."""
+    from engine.director import RoundState
+    from engine.runtime import choice_tokens
+    rt = real_backend_for()
+    tokenize = lambda text: rt.llm.tokenize(text.encode(), add_bos=False, special=False)
+    group = load_set("support")
+    state = RoundState(members=list(group.members), user_name="User", user_text="hi", min_speakers=0)
+    choices = Director.choices(state, state.allowed(), may_end=True)
+    split = {c: choice_tokens(c, tokenize) for c in choices}
+    for c, ids in split.items():
+        assert rt.llm.detokenize(ids).decode() == c
+        assert (ids == tokenize(c)) == ('"directive":""' not in c)
+    trie: dict = {}
+    for ids in split.values():
+        node = trie
+        for t in ids:
+            node = node.setdefault(t, {})
+
+    def choices_made(ids):  # branch points on the way to this option
+        node, n = trie, 0
+        for t in ids:
+            n += len(node) > 1
+            node = node[t]
+        return n
+    for c, ids in split.items():  # speaker, then directive (END has a single directive)
+        assert choices_made(ids) == (1 if '"END"' in c else 2), c
 
 
 def test_trimmed_conversation_shifts_the_cache_instead_of_reading_everything_again(real_backend_for):

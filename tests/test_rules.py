@@ -272,8 +272,8 @@ def test_director_reads_the_gist_of_replies_and_the_users_words_whole():
     chat = chat_with(fake, max_speakers=2, min_speakers=2)
     run_round(chat, user_text)
     last = seen[-1].messages
-    assert any(m["content"].startswith(f"User: {user_text}") for m in last)   # the user's words, whole
-    replies = [m["content"] for m in last[1:] if not m["content"].startswith("User:")]
+    assert any(m["content"].endswith(f"\nUser: {user_text}") for m in last)   # the user's words, whole
+    replies = [m["content"] for m in last[1:] if not m["content"].startswith("(Replies so far:")]
     assert replies and all(r.endswith(": That sounds exhausting.") for r in replies)
     companion = chat.speaker_request(chat.members[0], "").messages
     assert any(long in m["content"] for m in companion)                       # companions: whole replies
@@ -324,3 +324,15 @@ def test_runtime_holds_back_only_what_may_still_become_a_stop_string():
     assert stop_prefix_len("I hear you.\n", stops) == 1
     assert stop_prefix_len("I hear you.\nThere", stops) == 0          # no stop starts like that
     assert stop_prefix_len("", stops) == 0 and stop_prefix_len("abc", []) == 0
+
+
+def test_an_open_message_renders_as_a_prefix_of_the_finished_one():
+    """The Director reads the opening of the user's next message ahead of time
+    (``GenRequest(open_last=True)``): that rendering must be a prefix of what the finished
+    message renders to, or the read-ahead is wasted."""
+    from engine.runtime import ChatFormat
+    fmt = ChatFormat(None)
+    head = [{"role": "system", "content": "You are the Director."}, {"role": "user", "content": "Mia: Hi."}]
+    opening = fmt.render_open(head + [{"role": "user", "content": "(Replies so far: Mia 1)\nUser:"}])
+    full = fmt.render(head + [{"role": "user", "content": "(Replies so far: Mia 1)\nUser: I feel lost."}])
+    assert full.startswith(opening) and opening.endswith("User:") and "assistant" not in opening

@@ -435,12 +435,12 @@ def table_summary(table: dict[str, dict[str, dict[str, float]]], states: list[An
                   weights: dict[str, float]) -> dict[str, Any]:
     """Per state: the group reward of every allowed decision, the best one, the average (what a
     uniformly random valid decision scores) and round-robin's; and their means over states."""
-    from engine.director import RoundRobin
+    from engine.director import Director, RoundRobin
     rows = []
     for s in states:
         rewards = {c: round(r, 4) for c, r in table_rewards(table[s.id], weights).items()}
         rr = RoundRobin().next(s.round_state(), s.transcript())
-        rr_key = json.dumps({"speaker": rr.speaker if rr.speaker else "END", "directive": rr.directive})
+        rr_key = Director.decision_text(rr.speaker if rr.speaker else "END", rr.directive)
         best = max(rewards, key=rewards.get)
         rows.append({"state": s.id, "best": best, "best_reward": rewards[best],
                      "mean_reward": round(sum(rewards.values()) / len(rewards), 4),
@@ -495,8 +495,11 @@ def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str]) 
     import inspect
 
     import torch
+
+    from engine.runtime import choice_tokens
     eos = tok.eos_token_id
-    ids = [tok(c, add_special_tokens=False)["input_ids"] + [eos] for c in choices]
+    ids = [choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"]) + [eos]
+           for c in choices]
     trie: dict = {}
     for seq in ids:
         node = trie
@@ -641,6 +644,7 @@ class ChoiceConstraint:
     END = -1
 
     def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]]):
+        from engine.runtime import choice_tokens
         self.eos = tok.eos_token_id
         self.tries: dict[tuple[int, ...], dict] = {}
         self.longest = 0  # tokens of the longest choice
@@ -648,7 +652,7 @@ class ChoiceConstraint:
             trie: dict = {}
             for c in choices:
                 node = trie
-                ids = tok(c, add_special_tokens=False)["input_ids"]
+                ids = choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"])
                 self.longest = max(self.longest, len(ids))
                 for t in ids:
                     node = node.setdefault(t, {})
