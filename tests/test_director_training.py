@@ -181,6 +181,33 @@ def test_rolled_out_replies_are_saved_and_reused_by_a_restarted_run(tmp_path):
         assert fresh.persist(tmp_path / "bad.json", key) == 0                # damaged: rolled out again
 
 
+def test_reward_table_signal_tells_learnable_headroom_from_lucky_replies():
+    """The table's best decision per state is picked and scored on the same replies, so its lead
+    over round-robin can be luck. ``split_half_signal`` picks on one reply and scores on
+    another: where which reply is good is luck, the picked decision scores no better than a
+    random one; where it depends on the decision (here: the speaker), it keeps its lead."""
+    import zlib
+
+    from training.director_grpo import decision_choices
+    from training.director_rewards import COMPONENTS, GroupRewarder
+    states = [_state(), _state([{"speaker": "Mia", "text": "first reply"}])]
+    weights = {c: 1.0 for c in COMPONENTS}
+
+    def lucky(state, speaker, directive, sample=0):  # good on exactly one of the two draws
+        good = (zlib.crc32(f"{state.id}{speaker}{directive}".encode()) + sample) % 2 == 0
+        return f"{speaker} offers a new idea about {directive or 'the plan'}" if good else ""
+
+    def skilled(state, speaker, directive, sample=0):  # one companion always has something to say
+        return f"{speaker} offers a new idea about the plan" if speaker == "Theo" else ""
+
+    noise = GroupRewarder(FakeJudge(), lucky, mode="menu", samples=2).split_half_signal(states, decision_choices, weights)
+    assert noise["split_oracle"] < noise["random"] < noise["in_sample_oracle"]
+    assert noise["round_robin"] is not None
+    signal = GroupRewarder(FakeJudge(), skilled, mode="menu", samples=2).split_half_signal(states, decision_choices, weights)
+    assert signal["split_oracle"] == signal["in_sample_oracle"] > signal["random"]
+    assert GroupRewarder(FakeJudge(), skilled, mode="menu").split_half_signal(states, decision_choices, weights) is None
+
+
 def test_a_long_batched_table_is_saved_chunk_by_chunk_and_a_stopped_run_resumes(tmp_path):
     """Rolling out a reward table takes up to an hour on a small CPU: batched rollouts are saved
     after every chunk with a progress line, so a run stopped halfway keeps what it rolled out and

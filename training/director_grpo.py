@@ -381,7 +381,14 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     if cfg.reward_table and mode == "menu":
         t_table = time.perf_counter()
         table = rewarder.table(states, decision_choices)
-        write_json(folder / "reward_table.json", table_summary(table, states, _weights(cfg)))
+        summary = table_summary(table, states, _weights(cfg))
+        summary["signal"] = rewarder.split_half_signal(states, decision_choices, _weights(cfg))
+        write_json(folder / "reward_table.json", summary)
+        if summary["signal"]:
+            sig = summary["signal"]
+            _log(f"reward table signal (picked on one reply, scored on another): best decision "
+                 f"{sig['split_oracle']}, round-robin {sig['round_robin']}, random {sig['random']} "
+                 f"(picked and scored on the same replies: {sig['in_sample_oracle']})")
         _log(f"reward table: {sum(map(len, table.values()))} decisions in {time.perf_counter() - t_table:.0f} s")
     warm: dict[str, Any] = {}
     if cfg.warm_start_epochs > 0 and cfg.reward_table and mode == "menu":
@@ -818,6 +825,7 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
         # the best and the average allowed decision per held-out state, for scale
         summary = table_summary(rewarder.table(states, decision_choices), states, weights)
         result["headroom"] = {k: summary[k] for k in ("oracle", "random", "round_robin", "decisions")}
+        result["headroom"]["signal"] = summary["signal"] = rewarder.split_half_signal(states, decision_choices, weights)
         write_json(folder / "table.json", summary)
     p = result["policies"]
     result["trained_beats_untrained"] = p["trained"]["mean_reward"] > p["untrained"]["mean_reward"]

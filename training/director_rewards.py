@@ -124,6 +124,7 @@ class GroupRewarder:
         self._persist: Any = None
         self._rollouts: dict[tuple[str, str, str, int], str] = {}
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
+        self._sample_scores: dict[tuple[str, str, str], list[dict[str, float]]] = {}
         self.rollout_calls = 0
         self.progress: Callable[[str], None] | None = None  # e.g. the run's log line
 
@@ -221,11 +222,64 @@ class GroupRewarder:
             comps = {c: self.end_reward for c in COMPONENTS if c != "format"}
             self._scores[key] = comps
             return dict(comps)
-        each = [self.score_reply(state, speaker, self.rollout(state, speaker, directive, k).strip())
-                for k in range(self.samples)]
+        each = self.sample_components(state, speaker, directive)
         comps = {c: round(sum(e[c] for e in each) / len(each), 4) for c in each[0]}
         self._scores[key] = comps
         return dict(comps)
+
+    def sample_components(self, state: GroupState, speaker: str, directive: str) -> list[dict[str, float]]:
+        """The components of each of the decision's ``samples`` rolled-out replies, one dict per
+        reply (``decision_components`` is their mean)."""
+        key = (state.id, speaker, directive)
+        cached = self._sample_scores.get(key)
+        if cached is None:
+            cached = [self.score_reply(state, speaker, self.rollout(state, speaker, directive, k).strip())
+                      for k in range(self.samples)]
+            self._sample_scores[key] = cached
+        return [dict(c) for c in cached]
+
+    def split_half_signal(self, states: list[GroupState], choices: Callable[[GroupState], list[str]],
+                          weights: dict[str, float]) -> dict[str, Any] | None:
+        """How much of a reward table's headroom a policy could actually win, rather than noise.
+
+        The table's best decision per state ("oracle") is picked *and* scored on the same
+        replies, so part of its lead is luck: the persona model happened to write a good reply
+        that time. Here the best decision is picked on one reply per decision and scored on
+        another (each of the ``samples`` in turn): what a policy that knew the table would
+        score on fresh replies. Next to it, on the same held-back replies: the same oracle
+        restricted to free turns (only the speaker chosen), round-robin, and a uniformly random
+        valid decision. If the split oracle is no better than round-robin, the reward holds no
+        state-dependent signal a Director could learn beyond what round-robin already does.
+        None with fewer than 2 samples."""
+        from engine.director import NO_DIRECTIVE, RoundRobin
+        if self.samples < 2:
+            return None
+        sums: dict[str, list[float]] = {"split_oracle": [], "split_oracle_free_turns": [],
+                                        "round_robin": [], "random": [], "in_sample_oracle": []}
+        for s in states:
+            rs = s.round_state()
+            rows = []
+            for c in choices(s):
+                sp, d, fmt = parse_decision(c, rs, self.mode)
+                if sp is None:
+                    continue
+                per = [total(dict(comps, format=fmt), weights) for comps in self.sample_components(s, sp, d)]
+                rows.append((sp, d, per))
+            if not rows:
+                continue
+            rr = RoundRobin().next(rs, s.transcript())
+            for a in range(self.samples):
+                b = (a + 1) % self.samples
+                pick = max(rows, key=lambda r: r[2][a])
+                free = [r for r in rows if r[1] == NO_DIRECTIVE] or rows
+                sums["split_oracle"].append(pick[2][b])
+                sums["split_oracle_free_turns"].append(max(free, key=lambda r: r[2][a])[2][b])
+                sums["random"].append(sum(r[2][b] for r in rows) / len(rows))
+                sums["in_sample_oracle"].append(max(r[2][b] for r in rows))
+                rr_row = next((r for r in rows if r[0] == rr.speaker and r[1] == rr.directive), None)
+                if rr_row is not None:
+                    sums["round_robin"].append(rr_row[2][b])
+        return {k: round(sum(v) / len(v), 4) if v else None for k, v in sums.items()}
 
     def table(self, states: list[GroupState], choices: Callable[[GroupState], list[str]]) -> dict[str, dict[str, dict[str, float]]]:
         """Every decision's components for every state (``choices(state)``: the decision strings,
