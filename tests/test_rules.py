@@ -290,6 +290,7 @@ STREAM_CASES = [
     "(Mia's eyes soften as she leans in and listens closely) I hear you. Go on.",
     "(Mia responds to the user's request for a reply) Sure.",
     "(Director's note for Mia: be kind) I am here for you.",
+    "(Mia, ask User one gentle question.) What would help most right now?",
 ]
 
 

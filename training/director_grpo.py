@@ -304,7 +304,10 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     mode = directive_mode(cfg, n_params)
     rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
     rewarder.progress = _log
-    reused = rewarder.persist(out / "states" / "rollouts.json", states_key)  # a restarted run reuses them
+    # a restarted run reuses them; they also depend on how a directive reaches the companion
+    from engine.chat import turn_note
+    rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"]}
+    reused = rewarder.persist(out / "states" / "rollouts.json", rollouts_key)
     if reused:
         _log(f"reusing {reused} saved rollouts")
     train_dir = out / "director"
