@@ -337,3 +337,20 @@ def test_an_open_message_renders_as_a_prefix_of_the_finished_one():
     opening = fmt.render_open(head + [{"role": "user", "content": "(Replies so far: Mia 1)\nUser:"}])
     full = fmt.render(head + [{"role": "user", "content": "(Replies so far: Mia 1)\nUser: I feel lost."}])
     assert full.startswith(opening) and opening.endswith("User:") and "assistant" not in opening
+
+
+def test_a_directive_reaches_the_companion_addressed_by_name_and_an_echo_of_it_is_dropped():
+    """The Director's directive is put to the companion as a plain request by name (measured on
+    the bundled model: far fewer empty replies than a "Director's note"), a free turn says
+    whose turn it is, and a reply that starts by repeating the note loses the echo."""
+    from engine.chat import clean_reply, turn_note
+    names = ("Mia", "Theo", "User")
+    assert turn_note("Mia", "Ask User one gentle question", names)["content"] == \
+        "(Mia, ask User one gentle question.) Reply now as Mia, briefly and in character."
+    assert turn_note("Mia", "Theo already made the plan; add how it feels!", names)["content"].startswith(
+        "(Mia, Theo already made the plan; add how it feels!) ")     # a name keeps its capital, no extra "."
+    assert turn_note("Mia", "", names)["content"].startswith("(It is Mia's turn.) Reply now as Mia")
+    text, confused = clean_reply("(Mia, ask User one gentle question.) What would help most right now?",
+                                 "Mia", ["Theo"], "User")
+    assert text == "What would help most right now?" and not confused
+    assert clean_reply("(Mia smiles softly) I hear you.", "Mia", ["Theo"], "User")[0] == "(Mia smiles softly) I hear you."
