@@ -123,7 +123,6 @@ class GroupRewarder:
         self.samples = max(1, int(samples))
         self._persist: Any = None
         self._rollouts: dict[tuple[str, str, str, int], str] = {}
-        self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self._sample_scores: dict[tuple[str, str, str], list[dict[str, float]]] = {}
         self.rollout_calls = 0
         self.progress: Callable[[str], None] | None = None  # e.g. the run's log line
@@ -215,17 +214,10 @@ class GroupRewarder:
     def decision_components(self, state: GroupState, speaker: str | None, directive: str) -> dict[str, float]:
         """Every component but ``format`` for an already-parsed decision (also used for the
         round-robin and llama.cpp-driven Directors in the evaluation)."""
-        key = (state.id, f"{speaker}\x00{directive}")
-        if key in self._scores:
-            return dict(self._scores[key])
         if speaker is None:
-            comps = {c: self.end_reward for c in COMPONENTS if c != "format"}
-            self._scores[key] = comps
-            return dict(comps)
-        each = self.sample_components(state, speaker, directive)
-        comps = {c: round(sum(e[c] for e in each) / len(each), 4) for c in each[0]}
-        self._scores[key] = comps
-        return dict(comps)
+            return {c: self.end_reward for c in COMPONENTS if c != "format"}
+        each = self.sample_components(state, speaker, directive)  # cached per reply
+        return {c: round(sum(e[c] for e in each) / len(each), 4) for c in each[0]}
 
     def sample_components(self, state: GroupState, speaker: str, directive: str) -> list[dict[str, float]]:
         """The components of each of the decision's ``samples`` rolled-out replies, one dict per
