@@ -30,6 +30,7 @@ import re
 import threading
 import time
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -493,7 +494,8 @@ class GroupChat:
                            max_speakers=self.settings.max_speakers,
                            min_speakers=self.settings.effective_min_speakers(),
                            addressed=find_addressed(text, [p.name for p in active]),
-                           spoken=spoken, last_speaker=last)
+                           spoken=spoken, last_speaker=last,
+                           prior_replies=Counter(t.speaker for t in self.transcript if t.role == "companion"))
         policy = self.policy()
         while not cancel.is_set():
             t_dir = time.perf_counter()

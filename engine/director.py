@@ -18,8 +18,14 @@ options differ, so a decision costs a few batched evaluations, not ~20 grammar-s
 if the output still cannot be parsed (e.g. cut off by the token limit) the rules' first allowed
 speaker is used and the decision is reported as ``valid: false``.
 
-Simplification: the paper trains the Director with GRPO on group rewards; until a trained
-Director model is registered, this is the prompt-only Director running on the chat model.
+In menu mode the choice is weighed by a fixed participation prior (``BALANCE_PRIOR``,
+``balance_bias``): companions who have replied more than the quietest allowed one are less likely
+to be picked. Free-text mode (large models) does not apply it yet.
+
+Simplification: the paper trains the Director with GRPO on group rewards, balance of
+participation included; here balance is also a hand-set prior at decoding, which the trained
+Director learns on top of. Until a trained Director model is registered, this is the
+prompt-only Director running on the chat model.
 """
 
 from __future__ import annotations
@@ -51,6 +57,15 @@ GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody ha
 # directive often scores higher than one steered by a generic directive, so the Director may
 # choose to give none.
 NO_DIRECTIVE = ""
+# The Director's participation prior (nats per reply): at decoding, a companion's choice is
+# weighed down by BALANCE_PRIOR for every reply it has given beyond the quietest companion the
+# rules allow (``balance_bias``; the constrained choice becomes pi(decision) * exp(bias)). It is a
+# fixed prior, not learned: trained without it, the 135M Director did not learn to read who had
+# spoken on held-out states (docs/director.md, run v7: it gave the same companion a second
+# turn in 5 of 10 states where a quieter one was free), and a user notices a companion that
+# talks over the others at once. The trained policy learns on top of it (training uses the
+# same prior). 3 nats: one extra reply needs a 20x stronger preference to be chosen anyway.
+BALANCE_PRIOR = 3.0
 DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
                    "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
                    "Reassure", "Name", "Question", "Note", "Lighten", "Connect")
@@ -76,6 +91,9 @@ class RoundState:
     addressed: list[str] = field(default_factory=list)
     spoken: list[str] = field(default_factory=list)
     last_speaker: str | None = None          # the companion who spoke last before this round
+    # replies each companion gave before this round (the whole conversation, untrimmed); None:
+    # counted from the transcript the Director is given (``replies_so_far``)
+    prior_replies: dict[str, int] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -102,6 +120,32 @@ class RoundState:
 
     def must_end(self) -> bool:
         return len(self.spoken) >= self.cap() or not self.allowed()
+
+
+def replies_so_far(state: RoundState, transcript: list[dict[str, str]]) -> dict[str, int]:
+    """How many replies each active companion has given in the conversation, this round included."""
+    if state.prior_replies is not None:
+        counts = {n: state.prior_replies.get(n, 0) for n in state.names}
+        for n in state.spoken:
+            if n in counts:
+                counts[n] += 1
+        return counts
+    counts = {n: 0 for n in state.names}
+    for item in transcript:
+        if item.get("speaker") in counts and not item.get("open"):
+            counts[item["speaker"]] += 1
+    return counts
+
+
+def balance_bias(state: RoundState, transcript: list[dict[str, str]], strength: float) -> dict[str, float]:
+    """The participation prior: for each companion allowed to speak now, ``-strength`` times how
+    many more replies it has given than the quietest allowed companion (0 for the quietest)."""
+    allowed = state.allowed()
+    if not allowed or strength == 0:
+        return {n: 0.0 for n in allowed}
+    counts = replies_so_far(state, transcript)
+    lo = min(counts.get(n, 0) for n in allowed)
+    return {n: -strength * (counts.get(n, 0) - lo) for n in allowed}
 
 
 def find_addressed(text: str, names: list[str]) -> list[str]:
@@ -233,8 +277,9 @@ class Director(Policy):
     name = "director"
 
     def __init__(self, backend: Backend, *, max_tokens: int = 48, temperature: float = 0.0,
-                 seed: int | None = 7, directive_mode: str = "auto"):
+                 seed: int | None = 7, directive_mode: str = "auto", balance_prior: float = BALANCE_PRIOR):
         self.backend = backend
+        self.balance_prior = balance_prior
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
@@ -265,6 +310,11 @@ class Director(Policy):
         if may_end:
             out.append(cls.decision_text(END, ""))
         return out
+
+    @staticmethod
+    def choice_bias(choices: list[str], bias: dict[str, float]) -> list[float]:
+        """The participation prior of each decision string (its speaker's ``balance_bias``; END 0)."""
+        return [bias.get(json.loads(c)["speaker"], 0.0) for c in choices]
 
     @staticmethod
     def decision_text(speaker: str, directive: str) -> str:
@@ -353,11 +403,14 @@ class Director(Policy):
         allowed = state.allowed()
         may_end = state.may_end()
         menu = self.directive_mode == "menu"
+        choices = self.choices(state, allowed, may_end) if menu else None
+        bias = balance_bias(state, transcript, self.balance_prior) if menu and self.balance_prior else {}
         req = GenRequest(slot="__director__", messages=self.messages(state, transcript),
                          max_tokens=self.max_tokens, temperature=self.temperature,
                          top_p=1.0, top_k=0, repeat_penalty=1.0, seed=self.seed,
                          json_schema=None if menu else self.schema(state, allowed, may_end),
-                         choices=self.choices(state, allowed, may_end) if menu else None)
+                         choices=choices,
+                         choice_bias=self.choice_bias(choices, bias) if choices and any(bias.values()) else None)
         t0 = time.perf_counter()
         gen = self.backend.generate(req)
         raw = gen.text()

@@ -56,6 +56,10 @@ class GenRequest:
     # The completion must be exactly one of these strings (constrained choice; see
     # ``LlamaRuntime._choose``). Overrides ``json_schema``, ``stop`` and ``max_tokens``.
     choices: list[str] | None = None
+    # With ``choices``: a log-weight per choice added to the model's scores (a prior; the choice
+    # becomes pi(choice) * exp(bias)). Applied at the branch points, exact where the bias is the
+    # same for every choice below a branch (e.g. one bias per speaker, speakers branching first).
+    choice_bias: list[float] | None = None
     # A LoRA adapter GGUF applied over this runtime's model for this request (None = the plain
     # model); see ``LlamaRuntime.load_adapter``. A slot's KV cache belongs to one adapter.
     adapter: str | None = None
@@ -640,6 +644,20 @@ class LlamaRuntime:
             node = node[t]
         return run, node
 
+    def _bias_potential(self, req: GenRequest) -> dict[int, float]:
+        """For ``req.choice_bias``: the largest bias reachable below each trie node (by ``id``;
+        an option's end node, ``node[_END]``, holds its own bias)."""
+        trie = self._trie(req.choices or [])
+        tokenize = lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False)
+        phi: dict[int, float] = {}
+        for c, b in zip(req.choices or [], req.choice_bias or []):
+            node = trie
+            for t in [*choice_tokens(c, tokenize), self._END]:
+                phi[id(node)] = max(phi.get(id(node), b), b)
+                node = node[t]
+            phi[id(node)] = b
+        return phi
+
     def _choose(self, node: dict, out: list[int], req: GenRequest, cancel: threading.Event | None,
                 stats: GenStats, t0: float) -> Iterator[str]:
         """Pick one of ``req.choices`` token by token: greedy (temperature 0) or sampled from the
@@ -654,6 +672,7 @@ class LlamaRuntime:
         llm = self.llm
         rng = np.random.default_rng(req.seed)
         pending: list[int] = []  # the prompt and ``out`` (the forced start) are evaluated already
+        phi = self._bias_potential(req) if req.choice_bias else {}
         out = list(out)
         n_vocab = llm.n_vocab()
         while True:
@@ -674,6 +693,8 @@ class LlamaRuntime:
             if self._END in node:  # an option may stop here: weigh "stop" by the end token
                 options.append(self._END)
                 scores = np.append(scores, logits[llm.token_eos()])
+            if phi:  # the prior: each branch adds what it changes of the best bias still reachable
+                scores = scores + np.array([phi[id(node[t])] - phi[id(node)] for t in options])
             if req.temperature <= 0:
                 k = int(np.argmax(scores))
             else:

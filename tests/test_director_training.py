@@ -481,3 +481,55 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
     assert result["final_expected_reward"] > result["initial_expected_reward"] + 0.15, result
     assert result["final_greedy_reward"] == pytest.approx(0.9), result  # what the app's greedy Director picks
     assert len(result["history"]) == 30 and result["oracle"] == pytest.approx(0.9)
+
+
+@pytest.mark.model
+def test_training_applies_the_apps_participation_prior_to_the_directors_choice(tmp_path):
+    """The Director is trained as the app decodes it: with the participation prior. In a state
+    where one allowed companion has replied more, its decisions carry the app's bias; the exact
+    policy (warm start) is pi * exp(bias), renormalised; GRPO's constrained sampling adds the
+    same bias, so a strongly weighed-down companion is never sampled."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from engine.director import BALANCE_PRIOR
+    from engine.runtime import ChatFormat
+    from training.base_model import build_tiny
+    from training.config import BaseConfig
+    from training.director_grpo import (ChoiceConstraint, constrained_logprobs, decision_bias, decision_choices,
+                                        director_prompt)
+    state = _state([{"speaker": "Theo", "text": "Let's look at it step by step."}])
+    history = {n: sum(h["speaker"] == n for h in state.scenario.history) for n in state.group.names}
+    choices = decision_choices(state)
+    bias = decision_bias(state, BALANCE_PRIOR)
+    allowed = state.round_state().allowed()
+    lo = min(history[n] for n in allowed)
+    assert bias is not None and any(history[n] > lo for n in allowed)
+    for c, b in zip(choices, bias):
+        assert b == -BALANCE_PRIOR * (history[json.loads(c)["speaker"]] - lo)
+    assert decision_bias(state, 0.0) is None
+
+    build_tiny(BaseConfig(tiny=True), tmp_path, seed=0)
+    tok = AutoTokenizer.from_pretrained(str(tmp_path))
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(str(tmp_path), dtype=torch.float32).eval()
+    prompt = director_prompt(state, ChatFormat(None))
+    with torch.no_grad():
+        lp = constrained_logprobs(model, tok, prompt, choices)
+        lpb = constrained_logprobs(model, tok, prompt, choices, bias)
+    assert abs(float(lpb.exp().sum()) - 1.0) < 1e-4
+    want = lp + torch.tensor(bias)
+    assert torch.allclose(lpb, want - torch.logsumexp(want, 0), atol=1e-5)
+
+    loud = next(n for n in allowed if history[n] == lo)  # push one quiet companion far down
+    strong = [-40.0 if json.loads(c)["speaker"] == loud else 0.0 for c in choices]
+    constraint = ChoiceConstraint(tok, {prompt: choices}, {prompt: strong})
+    constraint.attach(model)
+    torch.manual_seed(0)
+    batch = tok(text=[prompt] * 8, return_tensors="pt", padding=True)
+    out = model.generate(**batch, do_sample=True, temperature=1.5, max_new_tokens=48,
+                         pad_token_id=tok.pad_token_id or tok.eos_token_id)
+    texts = tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+    assert all(t in choices for t in texts)
+    picked = {json.loads(t)["speaker"] for t in texts}
+    assert loud not in picked and len(picked) >= 1

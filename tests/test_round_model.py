@@ -349,3 +349,32 @@ def test_a_long_conversation_reads_a_bounded_window_on_the_bundled_model(store, 
     assert max(prompts) <= first + 256 + 96, prompts
     assert max(prompts[7:]) <= max(prompts[:7]) + 64, prompts  # bounded, not growing with the rounds
     assert len(store.messages(chat.conversation_id)) == 28
+
+
+def test_choice_bias_weighs_the_options_and_the_director_turns_to_a_quieter_companion(real_backend_for):
+    """The runtime's ``choice_bias`` is a prior on constrained choices: a strong one overrides
+    what the model finds likely, an even one changes nothing. With it the Director, on the
+    bundled model, gives the turn to someone else when the companion it would pick has already
+    replied more than the others; without the prior it picks that companion again."""
+    from engine.director import BALANCE_PRIOR, RoundState
+    from engine.runtime import GenRequest
+    rt = real_backend_for()
+    ask = [{"role": "user", "content": "What is the capital of France? Answer with the city."}]
+    capitals = ["The capital of France is Paris.", "The capital of France is Tokyo.",
+                "The capital of France is Bamako."]
+    pick = lambda bias: rt.generate(GenRequest(slot="bias-test", messages=ask, temperature=0.0,
+                                               choices=capitals, choice_bias=bias)).text()
+    assert pick(None) == pick([2.0, 2.0, 2.0]) == capitals[0]
+    assert pick([0.0, 30.0, 0.0]) == capitals[1]
+
+    group = load_set("support")
+    text = "I finally finished my thesis draft, but I feel weirdly empty instead of happy."
+    state = RoundState(members=list(group.members), user_name="User", user_text=text, min_speakers=3)
+    transcript = [{"speaker": "User", "text": text}]
+    plain = Director(rt, directive_mode="menu", balance_prior=0.0)
+    favourite = plain.next(state, transcript).speaker
+    assert favourite in state.allowed()
+    state.prior_replies = {favourite: 2}  # it has replied twice already, the others never
+    assert plain.next(state, transcript).speaker == favourite
+    fair = Director(rt, directive_mode="menu", balance_prior=BALANCE_PRIOR).next(state, transcript)
+    assert fair.valid and fair.speaker in state.allowed() and fair.speaker != favourite

@@ -354,3 +354,36 @@ def test_a_directive_reaches_the_companion_addressed_by_name_and_an_echo_of_it_i
                                  "Mia", ["Theo"], "User")
     assert text == "What would help most right now?" and not confused
     assert clean_reply("(Mia smiles softly) I hear you.", "Mia", ["Theo"], "User")[0] == "(Mia smiles softly) I hear you."
+
+
+def test_the_director_weighs_down_a_companion_who_has_replied_more_than_a_quieter_one():
+    """The participation prior: a small-model (menu) Director's choice carries, per decision,
+    minus BALANCE_PRIOR for every reply its companion gave beyond the quietest one the rules
+    allow, counted over the whole conversation (this round included); none when all are even."""
+    from types import SimpleNamespace
+
+    from engine.director import BALANCE_PRIOR, balance_bias, replies_so_far
+    fake = FakeBackend(lambda req: req.choices[0] if req.choices else "hello there")
+    fake.info = SimpleNamespace(parameters=135_000_000)  # a model under 1B: menu decisions
+    chat = chat_with(fake, max_speakers=2, min_speakers=2)
+    run_round(chat, "I had a rough day")      # the first two companions speak
+    first = [r for r in fake.requests if r.choices]
+    assert first and all(r.choice_bias is None for r in first)  # nobody had spoken yet
+    spoke = [t.speaker for t in chat.transcript if t.role == "companion"]
+    fake.requests.clear()
+    run_round(chat, "and then it rained")
+    opening = next(r for r in fake.requests if r.choices)
+    speakers = [json.loads(c)["speaker"] for c in opening.choices]
+    bias = dict(zip(speakers, opening.choice_bias))
+    # the last speaker may not open the round; the other one who spoke is allowed, weighed down
+    assert spoke[1] not in bias and bias[spoke[0]] == -BALANCE_PRIOR
+    assert all(v == 0.0 for n, v in bias.items() if n not in spoke)
+
+    # counted over the conversation even when the Director's transcript is trimmed
+    state = RoundState(members=make_group().members, user_name="U", user_text="x",
+                       prior_replies={"Mia": 4, "Theo": 1}, spoken=["Theo"])
+    assert replies_so_far(state, []) == {"Mia": 4, "Theo": 2, "Ada": 0}
+    assert balance_bias(state, [], 2.0) == {"Mia": -8.0, "Ada": 0.0}
+    state.prior_replies = None  # no counts given: the transcript's
+    assert replies_so_far(state, [{"speaker": "Mia", "text": "a"}, {"speaker": "U", "text": "b"}]) == \
+        {"Mia": 1, "Theo": 0, "Ada": 0}

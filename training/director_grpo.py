@@ -107,6 +107,9 @@ class DirectorConfig:
     warm_start_lr: float = opt(3e-4, "Learning rate of the table warm start (LoRA).")
     init_adapter: str = opt("", "Start GRPO from this saved LoRA adapter folder (e.g. OUT/director/adapter of an "
                                 "earlier run on the same base) instead of a fresh LoRA: continue a run in parts.")
+    balance_prior: float = opt(3.0, "The app's participation prior (engine.director.BALANCE_PRIOR, nats per reply "
+                                    "beyond the quietest allowed companion), applied to the Director's choice in "
+                                    "training and evaluation as in the app. 0 = off.")
     max_train_minutes: float = opt(0.0, "Stop GRPO after this many minutes even before 'steps' (0 = no limit; "
                                         "for CPU toy runs on shared machines).")
     quantize: list[str] = opt(["Q8_0"], "Quantized files besides the f16 GGUF.")
@@ -395,8 +398,14 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
         _log(f"reward table: {sum(map(len, table.values()))} decisions in {time.perf_counter() - t_table:.0f} s")
     warm: dict[str, Any] = {}
     if cfg.warm_start_epochs > 0 and cfg.reward_table and mode == "menu":
-        warm = table_warm_start(model, tok, [(director_prompt(s, fmt), table_rewards(table[s.id], _weights(cfg)))
-                                             for s in states],
+        from engine.director import Director, balance_bias
+        items = []
+        for s in states:
+            row = table_rewards(table[s.id], _weights(cfg))
+            bias = balance_bias(s.round_state(), s.transcript(), cfg.balance_prior)
+            items.append((director_prompt(s, fmt), row,
+                          Director.choice_bias(list(row), bias) if any(bias.values()) else None))
+        warm = table_warm_start(model, tok, items,
                                 epochs=cfg.warm_start_epochs, lr=cfg.warm_start_lr, seed=cfg.seed)
         write_json(folder / "warm_start.json", warm)
     fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
@@ -405,7 +414,9 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     constraint = None
     max_len = cfg.max_completion_length
     if mode == "menu":
-        constraint = ChoiceConstraint(tok, {r["prompt"]: decision_choices(by_id[r["state_id"]]) for r in rows})
+        constraint = ChoiceConstraint(tok, {r["prompt"]: decision_choices(by_id[r["state_id"]]) for r in rows},
+                                      {r["prompt"]: decision_bias(by_id[r["state_id"]], cfg.balance_prior)
+                                       for r in rows})
         constraint.attach(model)
         # a decision cut short can never be valid: the limit must fit the longest menu decision
         longest = constraint.longest + 1
@@ -487,17 +498,28 @@ def decision_choices(state: Any) -> list[str]:
     return Director.choices(rs, rs.allowed(), rs.may_end())
 
 
+def decision_bias(state: Any, strength: float) -> list[float] | None:
+    """The app's participation prior (``engine.director.balance_bias``) for each of
+    ``decision_choices(state)``; None when it changes nothing (strength 0, or no one quieter)."""
+    from engine.director import Director, balance_bias
+    bias = balance_bias(state.round_state(), state.transcript(), strength)
+    return Director.choice_bias(decision_choices(state), bias) if any(bias.values()) else None
+
+
 def table_rewards(decisions: dict[str, dict[str, float]], weights: dict[str, float]) -> dict[str, float]:
     """One state's row of the reward table as the group reward of each decision string."""
     from .director_rewards import total
     return {c: total(comps, weights) for c, comps in decisions.items()}
 
 
-def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str]) -> Any:
+def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str],
+                         bias: list[float] | None = None) -> Any:
     """log pi(choice | prompt) for every choice under the *constrained* policy the app decodes
     with: at each token, the model's distribution restricted to the tokens that keep the text one
     of ``choices`` (then EOS), as ``ChoiceConstraint`` samples during GRPO and the runtime picks
     greedily. The log-probabilities sum to 1 over the choices (a trie of normalised steps).
+    ``bias``: the app's prior per choice (``decision_bias``): the policy becomes
+    pi(c) * exp(bias(c)), renormalised over the choices (the runtime's ``choice_bias``).
 
     The prompt is run once; its KV cache is repeated for every choice, and each choice is only
     run up to its last branch point (after it every token is forced and adds log 1 = 0).
@@ -507,6 +529,9 @@ def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str]) 
     import torch
 
     from engine.runtime import choice_tokens
+    if bias is not None:
+        lp = constrained_logprobs(model, tok, prompt, choices) + torch.tensor(bias, dtype=torch.float32)
+        return lp - torch.logsumexp(lp, dim=0)
     eos = tok.eos_token_id
     ids = [choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"]) + [eos]
            for c in choices]
@@ -574,7 +599,7 @@ def greedy_index(token_ids: list[list[int]], probs: list[float]) -> int:
     return alive[0]
 
 
-def table_warm_start(model: Any, tok: Any, items: list[tuple[str, dict[str, float]]], *, epochs: int,
+def table_warm_start(model: Any, tok: Any, items: list[tuple[Any, ...]], *, epochs: int,
                      lr: float, seed: int = 0) -> dict[str, Any]:
     """Exact policy gradient on the reward table before GRPO (menu mode).
 
@@ -583,8 +608,10 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[str, dict[str, floa
     a state is scored already, so the group can be the whole menu and the expectation exact:
     maximise sum_c pi(c) * A(c), with A the table reward standardised over the state's decisions
     (GRPO's advantage) and pi the constrained policy (``constrained_logprobs``). One state per
-    step, AdamW on the LoRA weights. Returns per-epoch means: the expected table reward under the
-    policy, and the table reward of its greedy decision."""
+    step, AdamW on the LoRA weights. ``items``: (prompt, {decision: table reward}) or (prompt,
+    row, bias), ``bias`` the app's participation prior per decision (``decision_bias``; the
+    policy is then the app's pi * exp(bias)). Returns per-epoch means: the expected table reward
+    under the policy, and the table reward of its greedy decision."""
     import random as _random
 
     import torch
@@ -595,7 +622,10 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[str, dict[str, floa
     history: list[dict[str, Any]] = []
     t0 = time.perf_counter()
 
-    tokens = [[tok(c, add_special_tokens=False)["input_ids"] for c in row] for _, row in items]
+    from engine.runtime import choice_tokens
+    tokens = [[choice_tokens(c, lambda p: tok(p, add_special_tokens=False)["input_ids"]) for c in it[1]]
+              for it in items]
+    bias = [it[2] if len(it) > 2 else None for it in items]
 
     def measure(i: int, lp: Any) -> tuple[float, float]:
         rewards = list(items[i][1].values())
@@ -604,7 +634,7 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[str, dict[str, floa
 
     def evaluate_all() -> list[tuple[float, float]]:
         with torch.no_grad():
-            return [measure(i, constrained_logprobs(model, tok, items[i][0], list(items[i][1])))
+            return [measure(i, constrained_logprobs(model, tok, items[i][0], list(items[i][1]), bias[i]))
                     for i in range(len(items))]
 
     n = max(1, len(items))
@@ -615,9 +645,9 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[str, dict[str, floa
         rng.shuffle(order)
         exp_r, greedy_r = [], []
         for i in order:
-            prompt, row = items[i]
+            prompt, row = items[i][:2]
             choices, rewards = list(row), torch.tensor(list(row.values()), dtype=torch.float32)
-            lp = constrained_logprobs(model, tok, prompt, choices)
+            lp = constrained_logprobs(model, tok, prompt, choices, bias[i])
             e, g = measure(i, lp)
             exp_r.append(e)
             greedy_r.append(g)
@@ -636,8 +666,8 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[str, dict[str, floa
     return {"epochs": epochs, "lr": lr, "states": len(items), "history": history,
             "initial_expected_reward": round(sum(e for e, _ in initial) / n, 4),
             "initial_greedy_reward": round(sum(g for _, g in initial) / n, 4),
-            "oracle": round(sum(max(r.values()) for _, r in items) / n, 4),
-            "mean_decision": round(sum(sum(r.values()) / len(r) for _, r in items) / n, 4),
+            "oracle": round(sum(max(it[1].values()) for it in items) / n, 4),
+            "mean_decision": round(sum(sum(it[1].values()) / len(it[1]) for it in items) / n, 4),
             "final_expected_reward": round(sum(e for e, _ in final) / n, 4),
             "final_greedy_reward": round(sum(g for _, g in final) / n, 4),
             "seconds": round(time.perf_counter() - t0, 1)}
@@ -649,27 +679,48 @@ class ChoiceConstraint:
     Each prompt's choices are tokenized with the training tokenizer into a trie; the wrapped
     ``generate`` looks up every row's prompt (left padding removed) and passes a
     ``prefix_allowed_tokens_fn`` that allows only tokens continuing some choice (and EOS once a
-    choice is complete). Rows whose prompt is unknown are left unconstrained and counted."""
+    choice is complete). Rows whose prompt is unknown are left unconstrained and counted.
+    ``bias_by_prompt``: the app's participation prior per choice (``decision_bias``), added to the
+    sampling scores at the branch points as the runtime's ``choice_bias`` is (a logits processor)."""
 
     END = -1
 
-    def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]]):
+    def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]],
+                 bias_by_prompt: dict[str, list[float] | None] | None = None):
         from engine.runtime import choice_tokens
         self.eos = tok.eos_token_id
         self.tries: dict[tuple[int, ...], dict] = {}
+        self.phi: dict[int, float] = {}  # id(trie node) -> the largest bias below it
         self.longest = 0  # tokens of the longest choice
         for prompt, choices in choices_by_prompt.items():
             trie: dict = {}
-            for c in choices:
+            bias = (bias_by_prompt or {}).get(prompt) or [0.0] * len(choices)
+            for c, b in zip(choices, bias):
                 node = trie
                 ids = choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"])
                 self.longest = max(self.longest, len(ids))
-                for t in ids:
+                for t in [*ids, self.END]:
+                    self.phi[id(node)] = max(self.phi.get(id(node), b), b)
                     node = node.setdefault(t, {})
-                node[self.END] = {}
+                self.phi[id(node)] = b
             self.tries[tuple(tok(text=prompt)["input_ids"])] = trie
         self.constrained = 0
         self.unconstrained = 0
+
+    def bias(self, trie: dict | None, generated: list[int]) -> dict[int, float]:
+        """Token -> prior score to add at this point of ``trie`` (empty: nothing to add)."""
+        if trie is None:
+            return {}
+        node = trie
+        for t in generated:
+            if t not in node:
+                return {}
+            node = node[t]
+        here = self.phi.get(id(node), 0.0)
+        out = {t: self.phi.get(id(child), 0.0) - here for t, child in node.items() if t != self.END}
+        if self.END in node:
+            out[self.eos] = self.phi.get(id(node[self.END]), 0.0) - here
+        return {t: v for t, v in out.items() if v}
 
     def allowed(self, trie: dict | None, generated: list[int]) -> list[int] | None:
         if trie is None:
@@ -706,6 +757,15 @@ class ChoiceConstraint:
             def fn(batch_id: int, seq: Any) -> list[int]:
                 out = self.allowed(tries[batch_id], seq[width:].tolist())
                 return vocab if out is None else out
+
+            def add_bias(input_ids: Any, scores: Any) -> Any:
+                for r in range(input_ids.shape[0]):
+                    for t, v in self.bias(tries[r], input_ids[r, width:].tolist()).items():
+                        scores[r, t] += v
+                return scores
+            if any(self.phi.values()):
+                from transformers import LogitsProcessorList
+                kw["logits_processor"] = LogitsProcessorList([*(kw.get("logits_processor") or []), add_bias])
             return original(*args, prefix_allowed_tokens_fn=fn, **kw)
 
         model.generate = generate
@@ -795,7 +855,8 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
     for label, path in (("untrained", base_gguf(out)), ("trained", trained)):
         rt = LlamaRuntime(path, n_ctx=2048, n_threads=cfg.threads or None)
         runtimes.append(rt)
-        policies[label] = Director(rt, directive_mode=manifest.get("directive_mode", "auto"))
+        policies[label] = Director(rt, directive_mode=manifest.get("directive_mode", "auto"),
+                                   balance_prior=cfg.balance_prior)
     samples = cfg.eval_samples or rewarder.samples
     scorer = rewarder.with_samples(samples) if samples != rewarder.samples else rewarder
     result: dict[str, Any] = {"states": len(states), "weights": weights, "samples": samples, "policies": {}}
