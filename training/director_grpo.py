@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.director import BALANCE_PRIOR
+
 from .common import TrainError, grpo_history, is_done, mark_done, read_json, sha256_file, write_json
 from .config import BaseConfig, LoraSettings, from_dict, merge, opt, read_yaml, save_config, to_dict
 
@@ -107,9 +109,10 @@ class DirectorConfig:
     warm_start_lr: float = opt(3e-4, "Learning rate of the table warm start (LoRA).")
     init_adapter: str = opt("", "Start GRPO from this saved LoRA adapter folder (e.g. OUT/director/adapter of an "
                                 "earlier run on the same base) instead of a fresh LoRA: continue a run in parts.")
-    balance_prior: float = opt(3.0, "The app's participation prior (engine.director.BALANCE_PRIOR, nats per reply "
+    balance_prior: float = opt(BALANCE_PRIOR, "The app's participation prior (engine.director.BALANCE_PRIOR, nats per reply "
                                     "beyond the quietest allowed companion), applied to the Director's choice in "
-                                    "training and evaluation as in the app. 0 = off.")
+                                    "training and evaluation as in the app. 0 = off. The app decodes every Director "
+                                    "with BALANCE_PRIOR, so another value here trains for a different decoder.")
     max_train_minutes: float = opt(0.0, "Stop GRPO after this many minutes even before 'steps' (0 = no limit; "
                                         "for CPU toy runs on shared machines).")
     quantize: list[str] = opt(["Q8_0"], "Quantized files besides the f16 GGUF.")
