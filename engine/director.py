@@ -64,8 +64,13 @@ NO_DIRECTIVE = ""
 # spoken on held-out states (docs/director.md, run v7: it gave the same companion a second
 # turn in 5 of 10 states where a quieter one was free), and a user notices a companion that
 # talks over the others at once. The trained policy learns on top of it (training uses the
-# same prior). 3 nats: one extra reply needs a 20x stronger preference to be chosen anyway.
-BALANCE_PRIOR = 3.0
+# same prior). 6 nats: one extra reply needs a 400x stronger preference to be chosen anyway.
+# Measured with the prompt-only Director on the bundled model, 10 held-out user messages (turns
+# per companion; balance = normalised entropy): without the prior Mia and Theo took every turn
+# (0.50, one or two companions a message); at 3 nats Juno still never spoke with one companion
+# a message (0.79: the model's first token for "Juno" is over e^9 less likely than "M" for
+# "Mia"); at 6 nats 0.985 and 0.993.
+BALANCE_PRIOR = 6.0
 DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
                    "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
                    "Reassure", "Name", "Question", "Note", "Lighten", "Connect")
