@@ -317,9 +317,11 @@ class Director(Policy):
         return out
 
     @staticmethod
-    def choice_bias(choices: list[str], bias: dict[str, float]) -> list[float]:
-        """The participation prior of each decision string (its speaker's ``balance_bias``; END 0)."""
-        return [bias.get(json.loads(c)["speaker"], 0.0) for c in choices]
+    def choice_bias(choices: list[str], bias: dict[str, float]) -> list[float] | None:
+        """The participation prior of each decision string (its speaker's ``balance_bias``; END
+        0), or None when it is 0 for all of them (nothing to add)."""
+        out = [bias.get(json.loads(c)["speaker"], 0.0) for c in choices]
+        return out if any(out) else None
 
     @staticmethod
     def decision_text(speaker: str, directive: str) -> str:
@@ -409,13 +411,13 @@ class Director(Policy):
         may_end = state.may_end()
         menu = self.directive_mode == "menu"
         choices = self.choices(state, allowed, may_end) if menu else None
-        bias = balance_bias(state, transcript, self.balance_prior) if menu and self.balance_prior else {}
+        bias = balance_bias(state, transcript, self.balance_prior) if choices and self.balance_prior else {}
         req = GenRequest(slot="__director__", messages=self.messages(state, transcript),
                          max_tokens=self.max_tokens, temperature=self.temperature,
                          top_p=1.0, top_k=0, repeat_penalty=1.0, seed=self.seed,
                          json_schema=None if menu else self.schema(state, allowed, may_end),
                          choices=choices,
-                         choice_bias=self.choice_bias(choices, bias) if choices and any(bias.values()) else None)
+                         choice_bias=self.choice_bias(choices, bias) if bias else None)
         t0 = time.perf_counter()
         gen = self.backend.generate(req)
         raw = gen.text()

@@ -68,6 +68,24 @@ class GenRequest:
     open_last: bool = False
 
 
+def bias_potential(trie: dict, token_lists: list[list[int]], bias: list[float], end: int) -> dict[int, float]:
+    """For a choice trie (token -> child node; key ``end`` where an option stops) and a prior
+    ``bias`` per option (its tokens in ``token_lists``): the largest bias reachable below each
+    node, by ``id(node)``; an option's end node holds its own bias. Adding
+    ``phi[child] - phi[node]`` to each option's score at every branch point gives each option its
+    bias along its path, so the choice becomes pi(option) * exp(bias), exactly where the bias is
+    the same for every option below a branch (the runtime's ``choice_bias``; training's
+    ``ChoiceConstraint``)."""
+    phi: dict[int, float] = {}
+    for ids, b in zip(token_lists, bias):
+        node = trie
+        for t in [*ids, end]:
+            phi[id(node)] = max(phi.get(id(node), b), b)
+            node = node[t]
+        phi[id(node)] = b
+    return phi
+
+
 # A JSON value's opening quote is tokenized apart from the value (``choice_tokens``).
 _VALUE_OPEN = re.compile(r'":\s?"')
 
@@ -645,18 +663,10 @@ class LlamaRuntime:
         return run, node
 
     def _bias_potential(self, req: GenRequest) -> dict[int, float]:
-        """For ``req.choice_bias``: the largest bias reachable below each trie node (by ``id``;
-        an option's end node, ``node[_END]``, holds its own bias)."""
-        trie = self._trie(req.choices or [])
+        """``bias_potential`` of ``req.choice_bias`` over this request's (cached) choice trie."""
         tokenize = lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False)
-        phi: dict[int, float] = {}
-        for c, b in zip(req.choices or [], req.choice_bias or []):
-            node = trie
-            for t in [*choice_tokens(c, tokenize), self._END]:
-                phi[id(node)] = max(phi.get(id(node), b), b)
-                node = node[t]
-            phi[id(node)] = b
-        return phi
+        return bias_potential(self._trie(req.choices or []), [choice_tokens(c, tokenize) for c in req.choices or []],
+                              req.choice_bias or [], self._END)
 
     def _choose(self, node: dict, out: list[int], req: GenRequest, cancel: threading.Event | None,
                 stats: GenStats, t0: float) -> Iterator[str]:

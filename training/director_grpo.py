@@ -401,13 +401,10 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
         _log(f"reward table: {sum(map(len, table.values()))} decisions in {time.perf_counter() - t_table:.0f} s")
     warm: dict[str, Any] = {}
     if cfg.warm_start_epochs > 0 and cfg.reward_table and mode == "menu":
-        from engine.director import Director, balance_bias
         items = []
         for s in states:
             row = table_rewards(table[s.id], _weights(cfg))
-            bias = balance_bias(s.round_state(), s.transcript(), cfg.balance_prior)
-            items.append((director_prompt(s, fmt), row,
-                          Director.choice_bias(list(row), bias) if any(bias.values()) else None))
+            items.append((director_prompt(s, fmt), row, decision_bias(s, cfg.balance_prior, list(row))))
         warm = table_warm_start(model, tok, items,
                                 epochs=cfg.warm_start_epochs, lr=cfg.warm_start_lr, seed=cfg.seed)
         write_json(folder / "warm_start.json", warm)
@@ -501,12 +498,13 @@ def decision_choices(state: Any) -> list[str]:
     return Director.choices(rs, rs.allowed(), rs.may_end())
 
 
-def decision_bias(state: Any, strength: float) -> list[float] | None:
-    """The app's participation prior (``engine.director.balance_bias``) for each of
-    ``decision_choices(state)``; None when it changes nothing (strength 0, or no one quieter)."""
+def decision_bias(state: Any, strength: float, choices: list[str] | None = None) -> list[float] | None:
+    """The app's participation prior (``engine.director.balance_bias``) for each of ``choices``
+    (default ``decision_choices(state)``); None when it changes nothing (strength 0, or no one
+    quieter)."""
     from engine.director import Director, balance_bias
     bias = balance_bias(state.round_state(), state.transcript(), strength)
-    return Director.choice_bias(decision_choices(state), bias) if any(bias.values()) else None
+    return Director.choice_bias(decision_choices(state) if choices is None else choices, bias)
 
 
 def table_rewards(decisions: dict[str, dict[str, float]], weights: dict[str, float]) -> dict[str, float]:
@@ -690,23 +688,26 @@ class ChoiceConstraint:
 
     def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]],
                  bias_by_prompt: dict[str, list[float] | None] | None = None):
-        from engine.runtime import choice_tokens
+        from engine.runtime import bias_potential, choice_tokens
         self.eos = tok.eos_token_id
         self.tries: dict[tuple[int, ...], dict] = {}
-        self.phi: dict[int, float] = {}  # id(trie node) -> the largest bias below it
+        self.phi: dict[int, float] = {}  # id(trie node) -> the largest bias below it (bias_potential)
         self.longest = 0  # tokens of the longest choice
         for prompt, choices in choices_by_prompt.items():
             trie: dict = {}
-            bias = (bias_by_prompt or {}).get(prompt) or [0.0] * len(choices)
-            for c, b in zip(choices, bias):
+            token_lists = []
+            for c in choices:
                 node = trie
                 ids = choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"])
+                token_lists.append(ids)
                 self.longest = max(self.longest, len(ids))
-                for t in [*ids, self.END]:
-                    self.phi[id(node)] = max(self.phi.get(id(node), b), b)
+                for t in ids:
                     node = node.setdefault(t, {})
-                self.phi[id(node)] = b
+                node[self.END] = {}
             self.tries[tuple(tok(text=prompt)["input_ids"])] = trie
+            bias = (bias_by_prompt or {}).get(prompt)
+            if bias:
+                self.phi.update(bias_potential(trie, token_lists, bias, self.END))
         self.constrained = 0
         self.unconstrained = 0
 

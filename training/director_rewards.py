@@ -62,9 +62,7 @@ class GroupState:
                           user_text=self.scenario.user_message, max_speakers=self.max_speakers,
                           min_speakers=self.min_speakers,
                           addressed=find_addressed(self.scenario.user_message, names),
-                          spoken=[r["speaker"] for r in self.round_replies], last_speaker=last,
-                          prior_replies={n: sum(1 for h in self.scenario.history if h["speaker"] == n)
-                                         for n in names})
+                          spoken=[r["speaker"] for r in self.round_replies], last_speaker=last)
 
     def transcript(self) -> list[dict[str, str]]:
         """The Director's view: the scenario transcript, then this round's replies."""
