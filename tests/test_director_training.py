@@ -257,6 +257,10 @@ def test_director_config_precedence_and_cli(tmp_path):
     assert cfg.tiny and cfg.base.tiny and cfg.steps == 7 and cfg.out == "x"
     assert cfg.weights.format == 3.5 and cfg.weights.social == 0.25 and cfg.weights.relevance == 1.0
     assert model_name(cfg) == "director-support-grpo"
+    assert cfg.balance_prior == 6.0  # the app's participation prior
+    from training.common import TrainError
+    with pytest.raises(TrainError, match=r"^--balance-prior must be 0 or more .*not -1\.0\.$"):
+        resolve_config(make_parser().parse_args(["director", "--balance-prior", "-1", "--out", "x"]))
 
 
 def test_director_prompt_is_the_apps_director_prompt():

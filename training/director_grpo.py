@@ -144,7 +144,10 @@ def resolve_config(args: argparse.Namespace) -> DirectorConfig:
             data = merge(data, tiny_preset())
         data = merge(data, raw)
     data = merge(data, namespace_to_nested(args, skip=("command", "config", "tiny")))
-    return from_dict(DirectorConfig, data, "config")
+    cfg = from_dict(DirectorConfig, data, "config")
+    if cfg.balance_prior < 0:
+        raise TrainError(f"--balance-prior must be 0 or more (nats per extra reply; 0 = off), not {cfg.balance_prior}.")
+    return cfg
 
 
 # -- states and rollouts ----------------------------------------------------------------------------
