@@ -277,7 +277,7 @@ class LlamaRuntime:
         self.adapters: dict[str, Any] = {}                # adapter path -> llama_adapter_lora handle
         self._adapter: str | None = None                  # adapter set on the context now
         self._slot_adapters: dict[str, str | None] = {}   # slot -> adapter its KV was computed with
-        self._tries: OrderedDict[tuple[str, ...], dict] = OrderedDict()
+        self._tries: OrderedDict[tuple[str, ...], tuple[dict, list[list[int]]]] = OrderedDict()
         self.shifted_tokens = 0  # tokens kept by context shifts instead of being evaluated again
         self._threads = threads
         self._seed = seed
@@ -638,19 +638,27 @@ class LlamaRuntime:
     _END = -1  # trie key marking "an option ends here"
 
     def _trie(self, choices: list[str]) -> dict:
+        return self._choice_trie(choices)[0]
+
+    def _choice_trie(self, choices: list[str]) -> tuple[dict, list[list[int]]]:
+        """The options' token trie and each option's tokens (``choice_tokens``), cached by the
+        options (a Director's menu repeats from decision to decision)."""
         key = tuple(choices)
-        trie = self._tries.get(key)
-        if trie is None:
-            trie = {}
+        cached = self._tries.get(key)
+        if cached is None:
+            trie: dict = {}
+            token_lists = []
             for c in choices:
                 node = trie
-                for t in choice_tokens(c, lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False)):
+                ids = choice_tokens(c, lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False))
+                token_lists.append(ids)
+                for t in ids:
                     node = node.setdefault(t, {})
                 node[self._END] = {}
-            self._tries[key] = trie
+            cached = self._tries[key] = (trie, token_lists)
             while len(self._tries) > 64:
                 self._tries.popitem(last=False)
-        return trie
+        return cached
 
     def _forced_run(self, node: dict) -> tuple[list[int], dict]:
         """The tokens every option below ``node`` shares next (no choice to make), and the node
@@ -664,9 +672,8 @@ class LlamaRuntime:
 
     def _bias_potential(self, req: GenRequest) -> dict[int, float]:
         """``bias_potential`` of ``req.choice_bias`` over this request's (cached) choice trie."""
-        tokenize = lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False)
-        return bias_potential(self._trie(req.choices or []), [choice_tokens(c, tokenize) for c in req.choices or []],
-                              req.choice_bias or [], self._END)
+        trie, token_lists = self._choice_trie(req.choices or [])
+        return bias_potential(trie, token_lists, req.choice_bias or [], self._END)
 
     def _choose(self, node: dict, out: list[int], req: GenRequest, cancel: threading.Event | None,
                 stats: GenStats, t0: float) -> Iterator[str]:
