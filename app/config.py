@@ -32,6 +32,7 @@ class AppSettings:
     max_tokens: int = 96
     user_name: str = "User"           # what the companions call you
     region: str = ""                  # crisis resources region; "" = automatic
+    director_model: str = ""          # registered model the Director runs on; "" = the group's model
     show_group: bool = True
     show_director: bool = True
     disclosure_seen: bool = False
@@ -82,7 +83,8 @@ class AppSettings:
                 "temperature": self.temperature if self.override_sampling else None,
                 "user_name": self.user_name.strip() or "User",
                 "region": self.region or None,
-                "history_tokens": self.history_tokens}
+                "history_tokens": self.history_tokens,
+                "director_model": self.director_model.strip() or None}
 
 
 def _fits(default: Any, value: Any) -> bool:

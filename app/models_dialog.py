@@ -20,6 +20,8 @@ from .item_models import ModelTableModel
 from .session import ChatSession
 from .workers import CallWorker, Runner, Worker
 
+DIRECTOR = ":director"  # the assign target that is not a companion (item data; names never start with ':')
+
 EXAMPLE_REPO = "HuggingFaceTB/SmolLM2-360M-Instruct-GGUF"
 EXAMPLE_FILE = "smollm2-360m-instruct-q8_0.gguf"
 
@@ -85,10 +87,13 @@ class ModelsDialog(QDialog):
         self.member = QComboBox()
         self.member.setMinimumWidth(140)
         self.assign_button = QPushButton("Assign")
-        self.assign_button.clicked.connect(lambda: self.assign(self.member.currentText(), self.selected()))
+        self.assign_button.clicked.connect(lambda: self.assign(self.member.currentData(), self.selected()))
         assign.addWidget(self.member)
         assign.addWidget(self.assign_button)
         assign.addStretch(1)
+        self.director_label = QLabel()
+        self.director_label.setObjectName("Hint")
+        assign.addWidget(self.director_label)
         lay.addLayout(assign)
 
         box = QGroupBox("Download from the Hugging Face Hub")
@@ -162,11 +167,22 @@ class ModelsDialog(QDialog):
         self.assign_button.setEnabled(has and self.member.count() > 0)
 
     def _fill_members(self) -> None:
-        current = self.member.currentText()
+        current = self.member.currentData()
         self.member.clear()
-        self.member.addItems(self.session.members.names())
-        if current:
-            self.member.setCurrentText(current)
+        for name in self.session.members.names():
+            self.member.addItem(name, name)
+        self.member.addItem("the Director", DIRECTOR)
+        self.member.setItemData(self.member.count() - 1, "The model that picks who speaks next and "
+                                "writes each directive (used when the group's turns are 'Director decides')",
+                                Qt.ItemDataRole.ToolTipRole)
+        i = self.member.findData(current)
+        if i >= 0:
+            self.member.setCurrentIndex(i)
+        self._show_director()
+
+    def _show_director(self) -> None:
+        model = self.session.settings.director_model
+        self.director_label.setText(f"Director: {model}" if model else "Director: the group's model")
 
     def _report(self, message: str) -> None:
         self.show_status(message, ok=False)
@@ -232,9 +248,18 @@ class ModelsDialog(QDialog):
 
         self._run(lambda: self.registry.verify(name), done, failed)
 
-    def assign(self, member: str, model: str | None) -> bool:
+    def assign(self, member: str | None, model: str | None) -> bool:
+        """Give ``model`` to the companion ``member``, or to the Director (``DIRECTOR``)."""
         if not member or not model:
             return False
+        if member == DIRECTOR:
+            if not self.session.set_director_model(model):
+                return False
+            self._show_director()
+            policy = self.session.chat.settings.policy if self.session.chat is not None else "director"
+            later = "" if policy == "director" else " (this conversation's turns are not 'Director decides')"
+            self.show_status(f"The Director now uses {model}{later}.")
+            return True
         if self.session.assign_model(member, None if model == BUNDLED_NAME else model):
             self.show_status(f"{member} now uses {model}.")
             return True

@@ -537,6 +537,24 @@ class ChatSession(QObject):
             return False
         return self._save_members([persona if p.name == old_name else p for p in self.chat.members])
 
+    def set_director_model(self, model: str | None) -> bool:
+        """Run the Director on ``model`` (a registered name; None or the bundled model = the
+        group's model) in every conversation from the next decision on. Kept in the app's
+        settings. A trained Director (``mascot-train director``) is decoded as it was trained."""
+        from engine.models import BUNDLED_NAME, ModelRegistry
+        name = None if not model or model == BUNDLED_NAME else model
+        if name is not None:
+            try:
+                ModelRegistry(self.store).get(name)
+            except MascotError as e:
+                self.error.emit(str(e))
+                return False
+        self.settings.director_model = name or ""
+        self.settings.save()
+        if self.chat is not None:
+            self.chat.settings.director_model = name
+        return True
+
     def assign_model(self, name: str, model: str | None) -> bool:
         p = self.persona(name)
         if p is None:

@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator
 
 from .director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy, reply_gist
 from .errors import InputError, MascotError
+from .models import director_options
 from .personas import Persona, PersonaSet
 from .runtime import Backend, GenRequest
 
@@ -244,6 +245,7 @@ class GroupChat:
         self._ntok: dict[tuple[int, str], int] = {}  # token counts of transcript texts, per backend
         self.last_warm: dict[str, int] = {}  # tokens each agent read in the last ``warm``
         self._policy: Policy | None = None
+        self._policy_key: tuple[str, str | None] | None = None
         self.round = 0
         self.conversation_id = conversation_id
         if store is not None:
@@ -286,11 +288,16 @@ class GroupChat:
             self.store.set_member_muted(self.conversation_id, p.name, muted)
 
     def policy(self) -> Policy:
-        if self._policy is None or self._policy.name != self.settings.policy:
-            backend = self._backend_for(self.settings.director_model or self.settings.model) \
-                if self.settings.policy == "director" else None
+        """The turn-taking policy of ``settings.policy``, built again when the policy or the
+        Director's model changes. A Director exported by ``mascot-train director`` is decoded
+        as it was trained (its manifest's directive mode and participation prior)."""
+        key = (self.settings.policy, self.settings.director_model or self.settings.model)
+        if self._policy is None or self._policy_key != key:
+            backend = self._backend_for(key[1]) if self.settings.policy == "director" else None
+            options = director_options(_model_file(backend)) if backend is not None else {}
             backend = self._director_lane(backend)
-            self._policy = make_policy(self.settings.policy, backend, self.settings.seed)
+            self._policy = make_policy(self.settings.policy, backend, self.settings.seed, **options)
+            self._policy_key = key
         return self._policy
 
     def _director_lane(self, backend: Backend | None) -> Backend | None:
@@ -695,6 +702,11 @@ def director_lane_ctx(n_ctx: int) -> int:
     """Context of the Director's own lane next to companions with ``n_ctx``: a quarter of it,
     at least 1,024 tokens (see ``GroupChat._director_lane``)."""
     return max(1024, n_ctx // 4)
+
+
+def _model_file(backend: Backend) -> str:
+    """The GGUF a backend runs: a LoRA adapter's file, else its model's (``""`` if unknown)."""
+    return str(getattr(backend, "adapter", "") or getattr(getattr(backend, "runtime", backend), "path", "") or "")
 
 
 def default_backend_factory(store: Any = None, n_ctx: int = 4096,

@@ -436,12 +436,16 @@ class Director(Policy):
             return Decision(allowed[0], "", source, False, seconds, raw)
 
 
-def make_policy(name: str, backend: Backend | None = None, seed: int | None = None) -> Policy:
+def make_policy(name: str, backend: Backend | None = None, seed: int | None = None,
+                **director: Any) -> Policy:
+    """The policy called ``name``. ``director`` holds Director options (``directive_mode``,
+    ``balance_prior``: ``engine.models.director_options`` reads them from a trained Director's
+    manifest); the other policies take none."""
     from .errors import InputError
     if name == "director":
         if backend is None:
             raise InputError("The director policy needs a model.")
-        return Director(backend)
+        return Director(backend, **director)
     if name == "round-robin":
         return RoundRobin()
     if name == "random":

@@ -397,3 +397,54 @@ class ModelRegistry:
             return False, (f"{info.name}: sha256 changed ({info.sha256[:12]}… -> {fresh.sha256[:12]}…); "
                            "the file was modified or damaged.")
         return True, f"{info.name}: OK ({fresh.architecture}, {fresh.quantization}, sha256 {fresh.sha256[:12]}…)"
+
+
+def read_manifest(model_path: str) -> dict[str, Any] | None:
+    """The ``manifest.json`` beside an exported GGUF (or ``<file>.manifest.json``), if any."""
+    p = Path(model_path)
+    for cand in (p.with_name(p.name + ".manifest.json"), p.parent / "manifest.json"):
+        if cand.is_file():
+            try:
+                data = json.loads(cand.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                return data
+    return None
+
+
+def manifest_role(manifest: dict[str, Any]) -> tuple[str, str | None]:
+    """("director", None), ("persona", name) or ("", None) for a manifest of unknown kind."""
+    kinds = " ".join(str(manifest.get(k, "")) for k in ("kind", "role", "stage", "type", "target")).lower()
+    if "director" in kinds or manifest.get("director") is True:
+        return "director", None
+    persona = manifest.get("persona")
+    if isinstance(persona, dict):
+        persona = persona.get("name")
+    if isinstance(persona, str) and persona.strip():
+        return ("director", None) if persona.strip().lower() == "director" else ("persona", persona.strip())
+    return "", None
+
+
+DIRECTIVE_MODES = ("auto", "menu", "free")
+
+
+def director_options(model_path: str | Path) -> dict[str, Any]:
+    """How a Director exported by ``mascot-train director`` was trained to be decoded, from the
+    ``manifest.json`` beside its GGUF: ``directive_mode`` (menu or free) and ``balance_prior``
+    (the participation prior its policy was trained under, ``--balance-prior``). The app decodes
+    it the same way, so the policy it runs is the one that was trained. Empty for any other model
+    (the prompt-only Director keeps the defaults), and a value that is missing or malformed is
+    left out (a Director trained before ``--balance-prior`` existed keeps the app's default)."""
+    manifest = read_manifest(str(model_path)) if str(model_path) else None
+    if not manifest or manifest_role(manifest)[0] != "director":
+        return {}
+    out: dict[str, Any] = {}
+    mode = manifest.get("directive_mode")
+    if mode in DIRECTIVE_MODES:
+        out["directive_mode"] = mode
+    config = manifest.get("config")
+    prior = config.get("balance_prior") if isinstance(config, dict) else None
+    if isinstance(prior, (int, float)) and not isinstance(prior, bool) and 0 <= prior < float("inf"):
+        out["balance_prior"] = float(prior)
+    return out

@@ -23,9 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
+from engine.models import manifest_role, read_manifest
 from engine.personas import Persona, PersonaSet
 
 ASSISTANT = Persona(
@@ -87,33 +87,6 @@ class TrainedModels:
     persona: dict[str, str] = field(default_factory=dict)   # "group:Name" or "Name" -> registered model
     director: str | None = None
     notes: list[str] = field(default_factory=list)
-
-
-def read_manifest(model_path: str) -> dict[str, Any] | None:
-    """The ``manifest.json`` beside an exported GGUF (or ``<file>.manifest.json``), if any."""
-    p = Path(model_path)
-    for cand in (p.with_name(p.name + ".manifest.json"), p.parent / "manifest.json"):
-        if cand.is_file():
-            try:
-                data = json.loads(cand.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict):
-                return data
-    return None
-
-
-def manifest_role(manifest: dict[str, Any]) -> tuple[str, str | None]:
-    """("director", None), ("persona", name) or ("", None) for a manifest of unknown kind."""
-    kinds = " ".join(str(manifest.get(k, "")) for k in ("kind", "role", "stage", "type", "target")).lower()
-    if "director" in kinds or manifest.get("director") is True:
-        return "director", None
-    persona = manifest.get("persona")
-    if isinstance(persona, dict):
-        persona = persona.get("name")
-    if isinstance(persona, str) and persona.strip():
-        return ("director", None) if persona.strip().lower() == "director" else ("persona", persona.strip())
-    return "", None
 
 
 def discover_trained(models: list[Any]) -> TrainedModels:

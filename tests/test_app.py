@@ -340,6 +340,43 @@ def test_model_manager_adds_verifies_and_assigns_a_model(window, models_dialog, 
     assert window.session.store.members(window.session.cid)[1]["model"] == added_info.name
 
 
+def test_model_manager_gives_a_model_to_the_director(window, models_dialog, qtbot, tmp_path, bundled_path):
+    """The Director's model is chosen where the companions' are: "the Director" is the last
+    entry of the assign list. The choice holds for the open conversation from its next decision
+    on, is kept in the app's settings (and so for the next conversation and the next start),
+    and giving it the bundled model goes back to the group's model. An unknown name is refused
+    with one line and changes nothing."""
+    from app.config import AppSettings
+    from app.models_dialog import DIRECTOR
+    dlg = models_dialog
+    assert dlg.member.itemText(dlg.member.count() - 1) == "the Director"
+    assert dlg.director_label.text() == "Director: the group's model"
+    copy = tmp_path / "director-copy.gguf"
+    shutil.copyfile(bundled_path, copy)
+    with qtbot.waitSignal(dlg.added, timeout=60_000):
+        dlg.add_file(str(copy))
+    qtbot.waitUntil(lambda: dlg.model.rowCount() == 2, timeout=60_000)
+    name = next(m for m in dlg.model.items if not m.bundled).name
+    dlg.table.selectRow(next(i for i, m in enumerate(dlg.model.items) if m.name == name))
+    dlg.member.setCurrentIndex(dlg.member.findData(DIRECTOR))
+    dlg.assign_button.click()
+    s = window.session
+    assert s.chat.settings.director_model == name and s.chat.policy().backend.path == str(copy.resolve())
+    assert dlg.director_label.text() == f"Director: {name}" and "The Director now uses" in dlg.status.text()
+    assert AppSettings.load().director_model == name
+    assert [m.name for m in s.chat.members if m.model] == []  # no companion got it
+    errors = []
+    s.error.connect(errors.append)
+    assert not dlg.assign(DIRECTOR, "no-such-model")
+    assert len(errors) == 1 and "no-such-model" in errors[0] and "\n" not in errors[0]
+    assert s.chat.settings.director_model == name
+    s.new_conversation("support")
+    assert s.chat.settings.director_model == name
+    assert dlg.assign(DIRECTOR, BUNDLED_NAME)
+    assert s.chat.settings.director_model is None and AppSettings.load().director_model == ""
+    assert dlg.director_label.text() == "Director: the group's model"
+
+
 @pytest.fixture
 def hub(bundled_path):
     server = StandInHub({f"/{REPO}/resolve/main/{FILE}": bundled_path,

@@ -93,3 +93,27 @@ def test_missing_model_name_lists_alternatives(store):
     with pytest.raises(NotFound) as e:
         ModelRegistry(store).get("nope")
     assert BUNDLED_NAME in one_line(e)
+
+
+def test_director_options_come_only_from_a_director_manifest(tmp_path):
+    """What the app takes from a trained Director's manifest: its directive mode and prior.
+    Anything else (another kind of model, a damaged or odd value, no manifest) leaves the app's
+    defaults in place instead of failing."""
+    import json
+
+    from engine.models import director_options
+    gguf = tmp_path / "d.gguf"
+    gguf.write_bytes(b"GGUF")
+    manifest = tmp_path / "manifest.json"
+    assert director_options(gguf) == {} and director_options("") == {}
+    manifest.write_text(json.dumps({"role": "director", "directive_mode": "menu", "config": {"balance_prior": 3}}))
+    assert director_options(gguf) == {"directive_mode": "menu", "balance_prior": 3.0}
+    manifest.write_text(json.dumps({"role": "director", "directive_mode": "poetry",
+                                    "config": {"balance_prior": -1}}))
+    assert director_options(gguf) == {}
+    manifest.write_text(json.dumps({"role": "director", "config": {"balance_prior": True}}))
+    assert director_options(gguf) == {}
+    manifest.write_text(json.dumps({"persona": "Mia", "group": "support", "directive_mode": "menu"}))
+    assert director_options(gguf) == {}
+    manifest.write_text("{not json")
+    assert director_options(gguf) == {}

@@ -378,3 +378,40 @@ def test_choice_bias_weighs_the_options_and_the_director_turns_to_a_quieter_comp
     assert plain.next(state, transcript).speaker == favourite
     fair = Director(rt, directive_mode="menu", balance_prior=BALANCE_PRIOR).next(state, transcript)
     assert fair.valid and fair.speaker in state.allowed() and fair.speaker != favourite
+
+
+def test_a_trained_director_is_decoded_as_its_manifest_says(store, real_backend_for, bundled_path, tmp_path):
+    """A Director exported by ``mascot-train director`` has a manifest saying how its policy was
+    trained (menu mode, the participation prior of ``--balance-prior``). Chosen as the app's
+    Director model it is decoded the same way: one trained without the prior gives the turn to
+    the companion it favours even after that companion has talked the most, while the group's
+    own model, the prompt-only Director, keeps the prior and turns to a quieter companion. The
+    policy follows the setting from one decision to the next."""
+    import json
+    import shutil
+
+    from engine.director import BALANCE_PRIOR, RoundState
+    export = tmp_path / "export"
+    export.mkdir()
+    trained = export / "director-support-grpo-q8_0.gguf"
+    shutil.copyfile(bundled_path, trained)  # the same weights: only the manifest differs
+    (export / "manifest.json").write_text(json.dumps({
+        "name": "director-support-grpo", "role": "director", "directive_mode": "menu",
+        "config": {"balance_prior": 0.0}}))
+    chat = support_chat(store, real_backend_for)
+    text = "I finally finished my thesis draft, but I feel weirdly empty instead of happy."
+    state = RoundState(members=list(chat.members), user_name="User", user_text=text, min_speakers=3)
+    transcript = [{"speaker": "User", "text": text}]
+
+    prompt_only = chat.policy()
+    assert prompt_only.balance_prior == BALANCE_PRIOR
+    chat.settings.director_model = str(trained)
+    director = chat.policy()
+    assert director is not prompt_only and (director.balance_prior, director.directive_mode) == (0.0, "menu")
+    favourite = director.next(state, transcript).speaker
+    state.prior_replies = {favourite: 2}  # it has replied twice already, the others never
+    assert director.next(state, transcript).speaker == favourite
+    chat.settings.director_model = None
+    back = chat.policy()
+    assert back.balance_prior == BALANCE_PRIOR
+    assert back.next(state, transcript).speaker not in (favourite, None)
