@@ -427,6 +427,49 @@ def test_rollouts_of_a_grpo_group_are_decoded_together_and_cached():
     assert rw.rollout_calls == len(names)  # scoring reuses the batched rollout
 
 
+def test_persona_models_give_companions_their_own_model_and_bad_pairs_are_refused_with_one_line(tmp_path):
+    from training.cli import make_parser
+    from training.common import TrainError
+    from training.director_grpo import companion_models, resolve_config
+    gguf = tmp_path / "mia.gguf"
+    gguf.write_bytes(b"GGUF")
+    parse = lambda v: resolve_config(make_parser().parse_args(["director", "--out", "x", "--persona-models", v]))
+    assert companion_models(parse(f"mia={gguf}")) == {"Mia": str(gguf.resolve())}
+    assert companion_models(parse("")) == {}
+    for value, message in ((str(gguf), r"^--persona-models: '.*' is not NAME=GGUF; separate pairs with commas\.$"),
+                           (f"Zed={gguf}", r"^--persona-models: no companion named 'Zed' in group 'support'; "
+                                           r"members are: Mia, Theo, Juno, Ruth\.$"),
+                           (f"Mia={tmp_path / 'nope.gguf'}", r"^--persona-models: .*nope\.gguf \(for Mia\) is not a file")):
+        with pytest.raises(TrainError, match=message):
+            parse(value)
+
+
+@pytest.mark.model
+def test_rollouts_play_a_companion_with_its_own_model(tmp_path):
+    """``--persona-models``: Mia's rollouts run on her own GGUF (here a copy of the bundled file,
+    so a different runtime), everyone else's on the default model, in one call."""
+    import shutil
+
+    from engine.models import bundled_model_path
+    from training.director_grpo import Rollouts
+    from training.director_rewards import GroupState
+    mia = tmp_path / "mia.gguf"
+    shutil.copyfile(bundled_model_path(), mia)
+    sc = load_scenarios("support", "train")[1]
+    st = GroupState(id=f"{sc.id}/0", scenario=sc, group=load_set("support"))
+    rollout = Rollouts(bundled_model_path(), max_tokens=24, n_threads=1, seed=3, models={"Mia": str(mia)})
+    used = []
+    get = rollout.pool.get
+    rollout.pool.get = lambda path: used.append(str(path)) or get(path)
+    names = [n for n in st.round_state().allowed() if n != "Mia"][:1] + ["Mia"]
+    replies = rollout.many([(st, n, "") for n in names])
+    assert len(replies) == 2 and any(r.strip() for r in replies)
+    assert str(mia) in used and str(bundled_model_path()) in used
+    assert rollout.path_for("Mia") == str(mia) and rollout.path_for(names[0]) == str(bundled_model_path())
+    one = rollout(st, "Mia", "")  # one at a time too
+    assert used[-1] == str(mia) and isinstance(one, str)
+
+
 @pytest.mark.model
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
 def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_table_scores_higher(tmp_path):

@@ -45,7 +45,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,10 @@ class DirectorConfig:
     group: str = opt("support", "Persona set the Director is trained for.")
     domain: str = opt("", "Scenario domain; empty = the group's own domain.")
     persona_model: str = opt("", "GGUF that plays the companions in rollouts (empty = the bundled model).")
+    persona_models: str = opt("", "Companions with their own model in rollouts, as NAME=GGUF pairs separated by "
+                                  "commas (e.g. Mia=runs/toy-mia/export/mia/...-q8_0.gguf, a persona model "
+                                  "from `mascot-train pipeline`, as the paper rolls out its aligned persona "
+                                  "models); the others use --persona-model.")
     judge: str = opt("heuristic", "Judge spec for the social and persona components.")
     max_states: int = opt(0, "At most this many training scenarios (0 = all of the train split).")
     eval_states: int = opt(0, "At most this many held-out scenarios (0 = all).")
@@ -111,8 +115,8 @@ class DirectorConfig:
                                 "earlier run on the same base) instead of a fresh LoRA: continue a run in parts.")
     balance_prior: float = opt(BALANCE_PRIOR, "The app's participation prior (engine.director.BALANCE_PRIOR, nats per reply "
                                     "beyond the quietest allowed companion), applied to the Director's choice in "
-                                    "training and evaluation as in the app. 0 = off. The app decodes every Director "
-                                    "with BALANCE_PRIOR, so another value here trains for a different decoder.")
+                                    "training and evaluation as in the app. 0 = off. It is written to the export's "
+                                    "manifest, and the app decodes the exported Director with it.")
     max_train_minutes: float = opt(0.0, "Stop GRPO after this many minutes even before 'steps' (0 = no limit; "
                                         "for CPU toy runs on shared machines).")
     quantize: list[str] = opt(["Q8_0"], "Quantized files besides the f16 GGUF.")
@@ -147,30 +151,63 @@ def resolve_config(args: argparse.Namespace) -> DirectorConfig:
     cfg = from_dict(DirectorConfig, data, "config")
     if cfg.balance_prior < 0:
         raise TrainError(f"--balance-prior must be 0 or more (nats per extra reply; 0 = off), not {cfg.balance_prior}.")
+    companion_models(cfg)  # refused with one line before any work
     return cfg
+
+
+def companion_models(cfg: DirectorConfig) -> dict[str, str]:
+    """``--persona-models`` as {companion: GGUF path}; a pair that is malformed, names no
+    companion of the group or a file that does not exist is refused with one line."""
+    from engine.personas import load_set
+    out: dict[str, str] = {}
+    if not cfg.persona_models.strip():
+        return out
+    names = {p.name.lower(): p.name for p in load_set(cfg.group).members}
+    for pair in cfg.persona_models.split(","):
+        name, sep, path = (x.strip() for x in pair.partition("="))
+        if not pair.strip():
+            continue
+        if not sep or not name or not path:
+            raise TrainError(f"--persona-models: '{pair.strip()}' is not NAME=GGUF; separate pairs with commas.")
+        if name.lower() not in names:
+            raise TrainError(f"--persona-models: no companion named '{name}' in group '{cfg.group}'; "
+                             f"members are: {', '.join(names.values())}.")
+        if not Path(path).expanduser().is_file():
+            raise TrainError(f"--persona-models: {path} (for {name}) is not a file; give the GGUF exported "
+                             "by `mascot-train pipeline` (export/...-q8_0.gguf).")
+        out[names[name.lower()]] = str(Path(path).expanduser().resolve())
+    return out
 
 
 # -- states and rollouts ----------------------------------------------------------------------------
 
 class Rollouts:
-    """The frozen persona model playing a companion, with the app's own prompt and cleanup."""
+    """The frozen persona models playing the companions, with the app's own prompt and cleanup:
+    ``model_path`` for every companion but those in ``models`` (companion -> GGUF)."""
 
-    def __init__(self, model_path: str | Path, max_tokens: int, n_threads: int | None = None, seed: int = 0):
+    def __init__(self, model_path: str | Path, max_tokens: int, n_threads: int | None = None, seed: int = 0,
+                 models: dict[str, str] | None = None):
         from engine.runtime import RuntimePool
         self.pool = RuntimePool(n_ctx=2048, n_threads=n_threads)
         self.path = str(model_path)
+        self.models = dict(models or {})
         self.max_tokens = max_tokens
         self.seed = seed
 
     SAMPLE_SEED_STEP = 7919  # sample k of a decision is rolled out with seed + k * this
 
+    def path_for(self, speaker: str) -> str:
+        return self.models.get(speaker, self.path)
+
     def _chat(self, state: Any, sample: int = 0) -> Any:
         from engine.chat import ChatSettings, GroupChat, TranscriptItem
-        backend = self.pool.get(self.path)
         chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin",
                                                             seed=self.seed + sample * self.SAMPLE_SEED_STEP,
                                                             max_tokens=self.max_tokens),
-                         backend_for=lambda _m: backend)
+                         backend_for=lambda _m: self.pool.get(self.path))
+        # a companion with its own model: the persona's ``model`` routes it there
+        chat.members = [replace(p, model=self.models[p.name]) if p.name in self.models else p for p in chat.members]
+        chat._backend_for = lambda m: self.pool.get(m or self.path)
         chat.transcript = [TranscriptItem("user" if h["speaker"] == "User" else "companion", h["speaker"], h["text"])
                            for h in state.transcript()]
         return chat
@@ -191,6 +228,16 @@ class Rollouts:
         (``GroupChat.finish_reply``). Items are (state, speaker, directive[, sample]); same
         prompts and settings as ``__call__``; the sampled texts differ from one-at-a-time
         rollouts only in the random draws."""
+        texts: list[str] = [""] * len(items)
+        by_model: dict[str, list[int]] = {}
+        for i, item in enumerate(items):
+            by_model.setdefault(self.path_for(item[1]), []).append(i)
+        for path, idx in by_model.items():  # one batch per persona model
+            for i, text in zip(idx, self._many(path, [items[i] for i in idx])):
+                texts[i] = text
+        return texts
+
+    def _many(self, path: str, items: list[tuple[Any, ...]]) -> list[str]:
         from engine.batch import BatchGenerator
         from engine.chat import retry_request
         chats, reqs = [], []
@@ -198,7 +245,7 @@ class Rollouts:
             chat = self._chat(state, rest[0] if rest else 0)
             chats.append((chat, chat.member(speaker)))
             reqs.append(chat.speaker_request(chat.member(speaker), directive))
-        backend = self.pool.get(self.path)
+        backend = self.pool.get(path)
         with BatchGenerator(backend, n_seq=min(4, len(reqs)), n_ctx=2048) as gen:
             results = gen.generate(reqs)
             texts = [chat.finish_reply(r.text, persona, r.stopped)[0].strip()
@@ -289,7 +336,8 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     _log("base done")
 
     persona_model = cfg.persona_model or str(bundled_model_path())
-    rollout = Rollouts(persona_model, cfg.rollout_max_tokens, cfg.threads or None, cfg.seed)
+    rollout = Rollouts(persona_model, cfg.rollout_max_tokens, cfg.threads or None, cfg.seed,
+                       models=companion_models(cfg))
     judge = make_judge(cfg.judge)
     if not hasattr(judge, "embed"):
         from engine.judge import HeuristicJudge
@@ -298,6 +346,8 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     fmt = ChatFormat(chat_template_of(base_model.base_gguf(out)) or None)
     states_key = {k: getattr(cfg, k) for k in ("group", "domain", "max_states", "eval_states",
                                                  "states_per_scenario", "persona_model", "rollout_max_tokens", "seed")}
+    if cfg.persona_models.strip():  # (absent otherwise, so runs from before the option are reused)
+        states_key["persona_models"] = {k: sha256_file(Path(v)) for k, v in sorted(rollout.models.items())}
     saved = out / "states" / "states.json"
     cached = read_json(saved) if saved.is_file() else {}
     if cached.get("key") == states_key:  # rolled-out states are reused (they cost many rollouts)
