@@ -49,8 +49,8 @@ class ModelsDialog(QDialog):
         lay.setContentsMargins(18, 16, 18, 14)
         lay.setSpacing(10)
 
-        intro = QLabel("Models run on this computer with llama.cpp. Every companion uses the group default "
-                       "(the bundled model) unless you give it its own.")
+        intro = QLabel("Models run on this computer with llama.cpp. Every companion, and the Director, uses "
+                       "the group default (the bundled model) unless you give it its own.")
         intro.setObjectName("Subtle")
         intro.setWordWrap(True)
         lay.addWidget(intro)
