@@ -179,6 +179,8 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
         text = text[lead.end():]
     # "Mia, Theo: ..." (a label naming several people) is an address, not a reply of theirs.
     text = re.sub(r"^\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|and)\s*[A-Z][a-z]{1,20})+\s*:\s*", "", text)
+    # The speaker's own name as if addressed, an echo of the turn note "(Mia, ...)": "Mia, I'm so glad ..."
+    text = re.sub(rf"^\s*{re.escape(speaker)}\s*,\s*", "", text, flags=re.IGNORECASE)
     names = [n for n in others + [user_name, "User", "Director", "Assistant"] if n and n.lower() != speaker.lower()]
     confused = False
     if names:
@@ -207,6 +209,39 @@ def retry_request(req: GenRequest) -> GenRequest:
     req.seed = (req.seed or 0) + 101
     req.temperature = max(0.8, req.temperature)
     return req
+
+
+COPY_CHARS = 40     # a reply whose first this many characters repeat a recent reply's start is a copy
+RECENT_TURNS = 8    # ... recent: the companion turns among the last this many transcript items
+
+
+def copy_key(text: str, names: list[str] | tuple[str, ...] = ()) -> str:
+    """A reply as the copy check compares it: lower case, spaces collapsed, without a leading
+    "Name," addressing a member (the 135M model copies "Mia, I'm so glad ..." as often as
+    "I'm so glad ...")."""
+    t = " ".join(text.lower().split())
+    for n in names:
+        if t.startswith(n.lower() + ","):
+            t = t[len(n) + 1:].lstrip()
+            break
+    return t
+
+
+def copies(text: str, recent: list[str], names: list[str] | tuple[str, ...] = ()) -> bool:
+    """Whether ``text`` repeats one of the ``recent`` replies (already ``copy_key``-ed): the same
+    text, or the same first ``COPY_CHARS`` characters. Small models often post the previous
+    speaker's message again word for word (docs/eval.md); nobody should see that."""
+    t = copy_key(text, names)
+    if not t:
+        return False
+    return any(r and (t == r or (len(t) >= COPY_CHARS and r.startswith(t[:COPY_CHARS]))) for r in recent)
+
+
+def may_become_copy(text: str, recent: list[str], names: list[str] | tuple[str, ...] = ()) -> bool:
+    """Whether a growing reply is so far the start of a recent reply (it is held back while it
+    is: if it turns out a copy it is generated again, and nothing of it was shown)."""
+    t = copy_key(text, names)
+    return bool(t) and any(r.startswith(t) for r in recent if r)
 
 
 def trim_to_sentence(text: str) -> str:
@@ -244,6 +279,7 @@ class GroupChat:
         self._starts: dict[str, int] = {}
         self._ntok: dict[tuple[int, str], int] = {}  # token counts of transcript texts, per backend
         self.last_warm: dict[str, int] = {}  # tokens each agent read in the last ``warm``
+        self.last_copies = 0  # copies of a recent reply dropped while generating the last reply
         self._policy: Policy | None = None
         self._policy_key: tuple[str, str | None] | None = None
         self.round = 0
@@ -523,18 +559,30 @@ class GroupChat:
             yield from self._speak(persona, decision, cancel)
             spoken.append(persona.name)
 
+    def recent_replies(self, upto: int | None = None) -> list[str]:
+        """The companion turns among the last ``RECENT_TURNS`` transcript items before ``upto``
+        (default: all), ``copy_key``-ed: what a new reply must not repeat."""
+        items = self.transcript[:upto] if upto is not None else self.transcript
+        return [copy_key(t.text, self.names) for t in items[-RECENT_TURNS:] if t.role == "companion"]
+
     def _generate_reply(self, persona: Persona, req: GenRequest, cancel: threading.Event,
-                        message_id: int | None = None) -> Iterator[Event | tuple[str, bool, Any]]:
-        """Stream one reply (cleaned as it streams); the last item is (text, confused, stats)."""
+                        message_id: int | None = None,
+                        recent: list[str] | None = None) -> Iterator[Event | tuple[str, bool, Any]]:
+        """Stream one reply (cleaned as it streams); the last item is (text, confused, stats).
+        A reply that comes out empty after cleanup, or that repeats one of ``recent`` (see
+        ``copies``; held back while it may, so none of it is shown), is generated once more
+        with another seed; a second copy is dropped (empty text)."""
         backend = self._backend(persona)
         others = [n for n in self.names if n != persona.name]
+        recent = recent or []
         text, confused, gen = "", False, None
         t0 = time.perf_counter()
         first_token = 0.0
         prefilled = 0
+        self.last_copies = 0
         for _attempt in range(2):
             gen = backend.generate(req, cancel)
-            raw, shown = "", ""
+            raw, shown, copied = "", "", False
             t_first = t_last = 0.0
             for piece in gen:
                 t_last = time.perf_counter()
@@ -544,6 +592,11 @@ class GroupChat:
                     raw = raw[: PARAGRAPH_END.search(raw).start()]
                     break
                 visible, _ = clean_reply(raw, persona.name, others, self.settings.user_name)
+                if recent and not shown and may_become_copy(visible, recent, self.names):
+                    if copies(visible, recent, self.names):
+                        copied = True  # a copy: stop here, nothing of it was shown
+                        break
+                    continue
                 safe = stream_safe(visible)  # nothing that may still be cut is shown
                 if safe.startswith(shown) and len(safe) > len(shown):
                     first_token = first_token or time.perf_counter() - t0
@@ -553,13 +606,16 @@ class GroupChat:
             if hasattr(gen, "close"):
                 gen.close()
             prefilled += gen.stats.prefilled_tokens
-            text, confused = self.finish_reply(raw, persona, gen.stats.stopped)
+            text, confused = ("", False) if copied else self.finish_reply(raw, persona, gen.stats.stopped)
+            if not shown and text and copies(text, recent, self.names):  # short, and whole: "I'm here."
+                text, copied = "", True
+            self.last_copies += copied
             if text.startswith(shown) and len(text) > len(shown):
                 yield Event("token", {"speaker": persona.name, "text": text[len(shown):],
                                       "message_id": message_id})
             if text or cancel.is_set():
                 break
-            retry_request(req)  # empty after cleanup: one retry with another seed
+            retry_request(req)  # empty after cleanup, or a copy: one retry with another seed
         gen.stats.prefilled_tokens = prefilled
         if gen.stats.completion_tokens > 1 and t_last > t_first:  # tokens/s as the app received them
             gen.stats.decode_tps = (gen.stats.completion_tokens - 1) / (t_last - t_first)
@@ -596,7 +652,7 @@ class GroupChat:
         t0 = time.perf_counter()
         result: Any = None
         try:
-            for out in self._generate_reply(persona, req, cancel, message_id):
+            for out in self._generate_reply(persona, req, cancel, message_id, recent=self.recent_replies(idx)):
                 if isinstance(out, Event):
                     yield out
                 else:
@@ -640,7 +696,7 @@ class GroupChat:
         req = self.speaker_request(persona, decision.directive)
         t0 = time.perf_counter()
         result: Any = None
-        for out in self._generate_reply(persona, req, cancel):
+        for out in self._generate_reply(persona, req, cancel, recent=self.recent_replies()):
             if isinstance(out, Event):
                 yield out
             else:
@@ -648,7 +704,8 @@ class GroupChat:
         text, confused, stats = result
         if not text:
             if not cancel.is_set():
-                yield Event("notice", {"text": f"{persona.name} had nothing to add."})
+                nothing = "nothing new to add" if self.last_copies else "nothing to add"
+                yield Event("notice", {"text": f"{persona.name} had {nothing}."})
             return
         status = "cancelled" if cancel.is_set() else "done"
         mid = self._commit("companion", persona.name, text, directive=decision.directive,

@@ -18,3 +18,14 @@ def make_group(names=("Mia", "Theo", "Ada"), name="test"):
         "speaking_style": f"Talks like a {r}.",
     }) for n, r in zip(names, ["listener", "planner", "joker", "mentor", "skeptic"])]
     return PersonaSet(name=name, title=name.title(), description="test group", members=members)
+
+
+def varied(text):
+    """A fake reply function that says ``text`` after a running number ("#1 fine", "#2 fine"):
+    the chat drops a reply that repeats a recent one, as it would a real model's copy."""
+    count = [0]
+
+    def reply(req):
+        count[0] += 1
+        return f"#{count[0]} {text}"
+    return reply

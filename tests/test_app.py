@@ -264,7 +264,7 @@ def drop(target, path):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     pos = QPointF(target.rect().center())
-    enter = QDragEnterEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+    enter = QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(target, enter)
     assert enter.isAccepted()

@@ -14,7 +14,7 @@ from engine.chat import ChatSettings, GroupChat
 from engine.personas import load_set
 from engine.runtime import FakeBackend
 from engine.storage import Store
-from helpers import events_of, make_group, run_round
+from helpers import events_of, make_group, run_round, varied
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,7 +64,8 @@ def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
 
 
 def test_200_turn_conversation_and_20_conversations_stay_consistent(store):
-    fake = FakeBackend(lambda req: "That makes sense, tell me more about it." if req.json_schema is None
+    talk = varied("That makes sense, tell me more about it.")
+    fake = FakeBackend(lambda req: talk(req) if req.json_schema is None
                        else json.dumps({"speaker": req.json_schema["properties"]["speaker"]["enum"][0],
                                         "directive": "Ask one gentle question"}), n_ctx=2048)
     ids = []

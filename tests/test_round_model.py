@@ -415,3 +415,30 @@ def test_a_trained_director_is_decoded_as_its_manifest_says(store, real_backend_
     back = chat.policy()
     assert back.balance_prior == BALANCE_PRIOR
     assert back.next(state, transcript).speaker not in (favourite, None)
+
+
+def test_a_copy_of_a_recent_reply_is_generated_again_on_the_bundled_model(store, real_backend_for):
+    """The copy guard on llama.cpp: asked twice with the same greedy request, the model would
+    write the same reply again; with that reply among the recent ones, the second attempt is
+    held back as soon as it is a copy, none of it is streamed, and the retry (another seed)
+    gives a different reply."""
+    import threading
+
+    from engine.chat import copies, copy_key
+    from engine.chat import Event
+    chat = support_chat(store, real_backend_for, temperature=0.0)
+    run_round(chat, "My sister and I had a big fight and now she won't talk to me.")
+    mia = chat.member("Mia")
+
+    def attempt(recent):
+        req = chat.speaker_request(mia, "")
+        req.temperature, req.seed = 0.0, 5
+        out = list(chat._generate_reply(mia, req, threading.Event(), recent=recent))
+        streamed = "".join(e.data["text"] for e in out if isinstance(e, Event))
+        return out[-1][0], streamed
+
+    first, _ = attempt([])
+    assert len(copy_key(first)) >= 40, first  # long enough to be recognised as a copy
+    second, streamed = attempt([copy_key(first)])
+    assert second and second != first and not copies(second, [copy_key(first)])
+    assert chat.last_copies == 1 and streamed == second  # the copy was never shown

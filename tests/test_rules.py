@@ -9,7 +9,7 @@ from engine.chat import ChatSettings, GroupChat, clean_reply, sanitize_user_text
 from engine.director import Director, RoundState, find_addressed
 from engine.errors import InputError
 from engine.runtime import FakeBackend
-from helpers import events_of, make_group, run_round
+from helpers import events_of, make_group, run_round, varied
 
 
 def director_fake(choices):
@@ -21,8 +21,9 @@ def director_fake(choices):
             allowed = req.json_schema["properties"]["speaker"]["enum"]
             pick = queue.pop(0) if queue else allowed[0]
             return json.dumps({"speaker": pick, "directive": f"add something as {pick}"})
-        return f"hello from {req.slot}"
-    return FakeBackend(reply)
+        return f"#{len(fake.requests)} hello from {req.slot}"  # new words every turn
+    fake = FakeBackend(reply)
+    return fake
 
 
 def chat_with(fake, **kw):
@@ -86,7 +87,7 @@ def test_invalid_director_output_falls_back_and_is_reported():
 
 @pytest.mark.parametrize("policy", ["round-robin", "random", "all"])
 def test_baseline_policies_never_repeat_a_speaker(policy):
-    fake = FakeBackend(lambda req: "fine")
+    fake = FakeBackend(varied("fine"))
     chat = GroupChat(make_group(("A1", "B2", "C3", "D4")),
                      settings=ChatSettings(policy=policy, max_speakers=3, min_speakers=1, seed=3),
                      backend_for=lambda m: fake)
@@ -98,7 +99,7 @@ def test_baseline_policies_never_repeat_a_speaker(policy):
 
 
 def test_round_robin_continues_where_it_stopped():
-    fake = FakeBackend(lambda req: "fine")
+    fake = FakeBackend(varied("fine"))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=2,
                                                          min_speakers=1), backend_for=lambda m: fake)
     r1 = [e.data["speaker"] for e in events_of(run_round(chat, "one"), "message")]
@@ -107,7 +108,7 @@ def test_round_robin_continues_where_it_stopped():
 
 
 def test_muted_companion_never_speaks():
-    fake = FakeBackend(lambda req: "fine")
+    fake = FakeBackend(varied("fine"))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all"), backend_for=lambda m: fake)
     chat.mute("theo")
     speakers = [e.data["speaker"] for e in events_of(run_round(chat, "hey"), "message")]
@@ -200,7 +201,7 @@ def test_companions_read_a_window_of_recent_history_and_the_window_is_a_setting(
         req = chat.speaker_request(chat.members[0], "go on")
         return sum(fake.count_tokens(m["content"]) + 6 for m in req.messages[1:-1]), req
 
-    fake = FakeBackend(lambda req: "a short reply about the river walk", n_ctx=8192)
+    fake = FakeBackend(varied("a short reply about the river walk"), n_ctx=8192)
     settings = ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1, history_tokens=300)
     chat = GroupChat(make_group(), settings=settings, backend_for=lambda m: fake)
     starts = []
@@ -234,7 +235,7 @@ def test_backend_failure_becomes_one_error_event_and_message_is_kept(store):
 
 
 def test_safety_round_still_ends_with_round_end():
-    fake = FakeBackend(lambda req: "fine")
+    fake = FakeBackend(varied("fine"))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all"), backend_for=lambda m: fake)
     ev = run_round(chat, "i want to kill myself tonight")
     assert [e.type for e in ev][-1] == "round_end" and events_of(ev, "safety")
@@ -363,7 +364,8 @@ def test_the_director_weighs_down_a_companion_who_has_replied_more_than_a_quiete
     from types import SimpleNamespace
 
     from engine.director import BALANCE_PRIOR, balance_bias, replies_so_far
-    fake = FakeBackend(lambda req: req.choices[0] if req.choices else "hello there")
+    talk = varied("hello there")
+    fake = FakeBackend(lambda req: req.choices[0] if req.choices else talk(req))
     fake.info = SimpleNamespace(parameters=135_000_000)  # a model under 1B: menu decisions
     chat = chat_with(fake, max_speakers=2, min_speakers=2)
     run_round(chat, "I had a rough day")      # the first two companions speak
@@ -387,3 +389,47 @@ def test_the_director_weighs_down_a_companion_who_has_replied_more_than_a_quiete
     state.prior_replies = None  # no counts given: the transcript's
     assert replies_so_far(state, [{"speaker": "Mia", "text": "a"}, {"speaker": "U", "text": "b"}]) == \
         {"Mia": 1, "Theo": 0, "Ada": 0}
+
+
+def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
+    """Small models often post the previous speaker's message again, word for word (docs/eval.md).
+    While a reply is still the start of a recent reply it is held back; once it is a copy (the
+    same first 40 characters, or the same whole text, a leading "Name," aside) it is generated
+    again with another seed; a second copy is dropped with a notice. A reply that only shares a
+    common opening is kept and shown."""
+    mia = "I'm so glad you're feeling better, it's completely normal to need a rest."
+    script = {"Mia": [mia, "#2 Mia again with something new to say."],
+              "Theo": ["Mia, " + mia, "Getting out of bed is a real win, well done."],
+              "Ada": [mia.upper(), mia]}
+
+    def reply(req):
+        if req.json_schema is not None:
+            return json.dumps({"speaker": req.json_schema["properties"]["speaker"]["enum"][0], "directive": ""})
+        return script[req.slot].pop(0)
+    fake = FakeBackend(reply)
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=3, min_speakers=1),
+                     backend_for=lambda m: fake)
+    ev = run_round(chat, "I finally got out of bed today.")
+    messages = {e.data["speaker"]: e.data["text"] for e in events_of(ev, "message")}
+    assert messages == {"Mia": mia, "Theo": "Getting out of bed is a real win, well done."}
+    shown = {}
+    for e in events_of(ev, "token"):
+        shown[e.data["speaker"]] = shown.get(e.data["speaker"], "") + e.data["text"]
+    assert shown["Theo"] == messages["Theo"] and "Ada" not in shown  # no copy was ever on screen
+    assert [e.data["text"] for e in events_of(ev, "notice")] == ["Ada had nothing new to add."]
+
+    # a shared opening alone is not a copy
+    from engine.chat import copies, copy_key
+    recent = [copy_key(mia)]
+    assert not copies("I'm so glad you told me. What helped you get up?", recent)
+    assert copies("Theo, " + mia, recent, ["Mia", "Theo"]) and copies(mia[:45], recent)
+    assert not copies("I'm so glad", recent)  # short and not the whole text
+
+
+def test_a_companion_does_not_post_its_own_name_as_an_opening():
+    """The turn note addresses the companion ("(Mia, ask ...)"); the small model often opens its
+    reply with that address. Cleanup drops it; another member's name as an address stays."""
+    assert clean_reply("Mia, I'm so glad you came.", "Mia", ["Theo"], "User")[0] == "I'm so glad you came."
+    assert clean_reply("Mia,\nI'm so glad you came.", "Mia", ["Theo"], "User")[0] == "I'm so glad you came."
+    assert clean_reply("Theo, I agree with you.", "Mia", ["Theo"], "User")[0] == "Theo, I agree with you."
+    assert clean_reply("Mia, Theo: you both know this.", "Mia", ["Theo"], "User")[0] == "you both know this."

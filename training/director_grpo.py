@@ -239,23 +239,26 @@ class Rollouts:
 
     def _many(self, path: str, items: list[tuple[Any, ...]]) -> list[str]:
         from engine.batch import BatchGenerator
-        from engine.chat import retry_request
+        from engine.chat import copies, retry_request
         chats, reqs = [], []
         for state, speaker, directive, *rest in items:
             chat = self._chat(state, rest[0] if rest else 0)
             chats.append((chat, chat.member(speaker)))
             reqs.append(chat.speaker_request(chat.member(speaker), directive))
+
+        def kept(i: int, r: Any) -> str:  # as the chat keeps it; a copy of a recent reply is dropped
+            chat, persona = chats[i]
+            text = chat.finish_reply(r.text, persona, r.stopped)[0].strip()
+            return "" if copies(text, chat.recent_replies(), chat.names) else text
+
         backend = self.pool.get(path)
         with BatchGenerator(backend, n_seq=min(4, len(reqs)), n_ctx=2048) as gen:
-            results = gen.generate(reqs)
-            texts = [chat.finish_reply(r.text, persona, r.stopped)[0].strip()
-                     for (chat, persona), r in zip(chats, results)]
-            # a reply that is empty after cleanup gets the chat's own single retry, also batched
+            texts = [kept(i, r) for i, r in enumerate(gen.generate(reqs))]
+            # an empty reply (or a copy) gets the chat's own single retry, also batched
             again = [i for i, t in enumerate(texts) if not t]
             if again:
                 for i, r in zip(again, gen.generate([retry_request(reqs[i]) for i in again])):
-                    chat, persona = chats[i]
-                    texts[i] = chat.finish_reply(r.text, persona, r.stopped)[0].strip()
+                    texts[i] = kept(i, r)
         return texts
 
 
