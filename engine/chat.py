@@ -56,6 +56,9 @@ _LEAD_LABEL = re.compile(r"\s*\**[A-Za-z]{0,21}\**\s*:?")
 _LEAD_NAMES = re.compile(r"\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|a|an|and)\s*(?:[A-Z][a-z]{0,20})?)+\s*:?")
 _TAIL_LABEL = re.compile(r"\**(?:[A-Z][A-Za-z]{0,20}(?: (?:[A-Z0-9][A-Za-z0-9]{0,20})?)?)?\**\s*:?")
 _BOUNDARY = re.compile(r"\n\s*|(?<=[.!?…])\s+")
+_NOTE_TAIL = "briefly and in character"  # the end of every turn note (``turn_note``)
+_NOTE_ECHO = re.compile(r"(?:^|(?<=[.!?…])\s+)\s*(?:reply now as [^,.\n]{1,30},\s*)?%s\s*[.!]?" % _NOTE_TAIL,
+                        re.IGNORECASE)
 
 
 def stream_safe(visible: str) -> str:
@@ -66,6 +69,10 @@ def stream_safe(visible: str) -> str:
         return ""
     if _LEAD_LABEL.fullmatch(visible) or _LEAD_NAMES.fullmatch(visible):
         return ""
+    lead = " ".join(visible.lower().split())
+    if lead and (_NOTE_TAIL.startswith(lead) or "reply now as".startswith(lead)
+                 or (lead.startswith("reply now as") and len(lead) < 44)):
+        return ""  # may still become an echo of the turn note (cut by cleanup)
     cut = len(visible)
     special = max(visible.rfind("<"), visible.rfind("["))
     if special >= 0 and not re.search(r"[>\]]", visible[special:]) and len(visible) - special <= 32:
@@ -181,6 +188,8 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     text = re.sub(r"^\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|and)\s*[A-Z][a-z]{1,20})+\s*:\s*", "", text)
     # The speaker's own name as if addressed, an echo of the turn note "(Mia, ...)": "Mia, I'm so glad ..."
     text = re.sub(rf"^\s*{re.escape(speaker)}\s*,\s*", "", text, flags=re.IGNORECASE)
+    # The turn note's own words, "(Reply now as Mia,) briefly and in character.", as a sentence
+    text = _NOTE_ECHO.sub("", text)
     names = [n for n in others + [user_name, "User", "Director", "Assistant"] if n and n.lower() != speaker.lower()]
     confused = False
     if names:

@@ -292,6 +292,9 @@ STREAM_CASES = [
     "(Mia responds to the user's request for a reply) Sure.",
     "(Director's note for Mia: be kind) I am here for you.",
     "(Mia, ask User one gentle question.) What would help most right now?",
+    "Mia, briefly and in character. Breathe first; we can sort the rest out after.",
+    "Reply now as Mia, briefly and in character. Be gentle with yourself.",
+    "Brief is fine. Really, that was brave of you.",
 ]
 
 
@@ -312,7 +315,7 @@ def test_streaming_shows_early_and_never_shows_what_cleanup_cuts(raw):
     assert shown == final                           # nothing is held back at the end either
     colon = raw.find(": ")
     lead = colon + 2 if 0 < colon < 25 and not re.search(r"[.!?]", raw[:colon]) else 0  # a leading label
-    if not raw.startswith("("):                     # a plain start shows with its second word
+    if not raw.startswith("(") and final.startswith(raw.split()[0]):  # a plain start shows with its second word
         assert first is not None and first <= lead + 12, (first, lead)
 
 
@@ -433,3 +436,9 @@ def test_a_companion_does_not_post_its_own_name_as_an_opening():
     assert clean_reply("Mia,\nI'm so glad you came.", "Mia", ["Theo"], "User")[0] == "I'm so glad you came."
     assert clean_reply("Theo, I agree with you.", "Mia", ["Theo"], "User")[0] == "Theo, I agree with you."
     assert clean_reply("Mia, Theo: you both know this.", "Mia", ["Theo"], "User")[0] == "you both know this."
+    # ... nor the turn note's own words ("Reply now as Mia, briefly and in character.")
+    assert clean_reply("Theo, briefly and in character.", "Theo", ["Mia"], "User")[0] == ""
+    assert clean_reply("I hear you. Reply now as Theo, briefly and in character.", "Theo", ["Mia"],
+                       "User")[0] == "I hear you."
+    assert clean_reply("I can be brief, in character or not.", "Theo", ["Mia"], "User")[0] == \
+        "I can be brief, in character or not."
