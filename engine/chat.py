@@ -220,37 +220,55 @@ def retry_request(req: GenRequest) -> GenRequest:
     return req
 
 
-COPY_CHARS = 40     # a reply whose first this many characters repeat a recent reply's start is a copy
+COPY_WORDS = 12     # a reply whose first this many words are nearly a recent reply's first words is a copy
+COPY_SIMILARITY = 0.8  # ... nearly: this word-sequence similarity (difflib ratio) or more
 RECENT_TURNS = 8    # ... recent: the companion turns among the last this many transcript items
 
 
 def copy_key(text: str, names: list[str] | tuple[str, ...] = ()) -> str:
-    """A reply as the copy check compares it: lower case, spaces collapsed, without a leading
-    "Name," addressing a member (the 135M model copies "Mia, I'm so glad ..." as often as
-    "I'm so glad ...")."""
-    t = " ".join(text.lower().split())
-    for n in names:
-        if t.startswith(n.lower() + ","):
-            t = t[len(n) + 1:].lstrip()
-            break
-    return t
+    """A reply as the copy check compares it: its words, lower case, without punctuation and
+    without member names leading it (the 135M model copies "Mia, I'm so glad ..." and
+    "(Theo, "I'm so glad ...")" as often as "I'm so glad ...")."""
+    words = re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower())
+    lead = {n.lower() for n in names}
+    while words and words[0] in lead:
+        words.pop(0)
+    return " ".join(words)
+
+
+def _similar_start(words: list[str], other: list[str]) -> float:
+    """How closely ``words`` match the start of ``other``: the best difflib ratio against
+    ``other``'s first len-1 to len+2 words (a word left out or added still matches)."""
+    from difflib import SequenceMatcher
+    n = len(words)
+    return max(SequenceMatcher(None, words, other[:k], autojunk=False).ratio()
+               for k in range(max(1, n - 1), n + 3))
 
 
 def copies(text: str, recent: list[str], names: list[str] | tuple[str, ...] = ()) -> bool:
     """Whether ``text`` repeats one of the ``recent`` replies (already ``copy_key``-ed): the same
-    text, or the same first ``COPY_CHARS`` characters. Small models often post the previous
-    speaker's message again word for word (docs/eval.md); nobody should see that."""
-    t = copy_key(text, names)
-    if not t:
+    words, or first ``COPY_WORDS`` words that are nearly those of a recent reply (similarity
+    ``COPY_SIMILARITY``: "I'm really sorry for the confusion. I just love ..." copies "I'm sorry
+    for the confusion. I just love ..."). Small models often post the previous speaker's
+    message again, word for word or nearly (docs/eval.md); nobody should see that."""
+    words = copy_key(text, names).split()
+    if not words:
         return False
-    return any(r and (t == r or (len(t) >= COPY_CHARS and r.startswith(t[:COPY_CHARS]))) for r in recent)
+    for r in recent:
+        other = r.split()
+        if words == other:
+            return True
+        if len(words) >= COPY_WORDS and len(other) >= COPY_WORDS - 1 and \
+                _similar_start(words[:COPY_WORDS], other) >= COPY_SIMILARITY:
+            return True
+    return False
 
 
 def may_become_copy(text: str, recent: list[str], names: list[str] | tuple[str, ...] = ()) -> bool:
-    """Whether a growing reply is so far the start of a recent reply (it is held back while it
-    is: if it turns out a copy it is generated again, and nothing of it was shown)."""
-    t = copy_key(text, names)
-    return bool(t) and any(r.startswith(t) for r in recent if r)
+    """Whether a growing reply is so far nearly the start of a recent reply (it is held back
+    while it is: if it turns out a copy it is generated again, and nothing of it was shown)."""
+    words = copy_key(text, names).split()[:COPY_WORDS]
+    return bool(words) and any(r and _similar_start(words, r.split()) >= COPY_SIMILARITY for r in recent)
 
 
 def trim_to_sentence(text: str) -> str:

@@ -395,12 +395,12 @@ def test_the_director_weighs_down_a_companion_who_has_replied_more_than_a_quiete
 
 
 def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
-    """Small models often post the previous speaker's message again, word for word (docs/eval.md).
-    While a reply is still the start of a recent reply it is held back; once it is a copy (the
-    same first 40 characters, or the same whole text, a leading "Name," aside) it is generated
-    again with another seed; a second copy is dropped with a notice. A reply that only shares a
-    common opening is kept and shown."""
-    mia = "I'm so glad you're feeling better, it's completely normal to need a rest."
+    """Small models often post the previous speaker's message again, word for word or nearly
+    (docs/eval.md). While a reply is still nearly the start of a recent reply it is held back;
+    once it is a copy (its first 12 words nearly those of a recent reply, or the same words, a
+    leading "Name," aside) it is generated again with another seed; a second copy is dropped
+    with a notice. A reply that only shares a common opening is kept and shown."""
+    mia = "I'm so glad you're feeling better, it's completely normal to need a rest after a week like that."
     script = {"Mia": [mia, "#2 Mia again with something new to say."],
               "Theo": ["Mia, " + mia, "Getting out of bed is a real win, well done."],
               "Ada": [mia.upper(), mia]}
@@ -425,8 +425,12 @@ def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
     from engine.chat import copies, copy_key
     recent = [copy_key(mia)]
     assert not copies("I'm so glad you told me. What helped you get up?", recent)
-    assert copies("Theo, " + mia, recent, ["Mia", "Theo"]) and copies(mia[:45], recent)
+    assert copies("Theo, " + mia, recent, ["Mia", "Theo"]) and copies(mia[:70], recent)
+    assert copies('(Theo, "' + mia + '")', recent, ["Mia", "Theo"])
+    assert copies("I'm so very glad you're feeling better, it's completely normal to need rest.", recent)  # nearly
+    assert not copies("I'm so glad you're feeling better. What would make the rest of the week easier?", recent)
     assert not copies("I'm so glad", recent)  # short and not the whole text
+    assert not copies("I'm so glad you're here. Tell me what the doctor said, if you like.", recent)
 
 
 def test_a_companion_does_not_post_its_own_name_as_an_opening():
