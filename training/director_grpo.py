@@ -366,9 +366,11 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     mode = directive_mode(cfg, n_params)
     rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
     rewarder.progress = _log
-    # a restarted run reuses them; they also depend on how a directive reaches the companion
-    from engine.chat import turn_note
-    rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"]}
+    # a restarted run reuses them; they also depend on how a directive reaches the companion and
+    # on which replies count as a copy of a recent one (rolled out again, as in the app)
+    from engine.chat import COPY_SIMILARITY, COPY_WORDS, turn_note
+    rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
+                    "copy_rule": [COPY_WORDS, COPY_SIMILARITY]}
     reused = rewarder.persist(out / "states" / "rollouts.json", rollouts_key)
     if reused:
         _log(f"reusing {reused} saved rollouts")
