@@ -583,8 +583,13 @@ class GroupChat:
             if decision.speaker is None:
                 break
             persona = self.member(decision.speaker)
-            yield from self._speak(persona, decision, cancel)
+            posted = False
+            for event in self._speak(persona, decision, cancel):
+                posted = posted or event.type == "message"
+                yield event
             spoken.append(persona.name)
+            if not posted:  # nothing (new) to add: another companion may still answer
+                state.silent.append(persona.name)
 
     def recent_replies(self, upto: int | None = None) -> list[str]:
         """The companion turns among the last ``RECENT_TURNS`` transcript items before ``upto``

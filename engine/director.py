@@ -94,7 +94,10 @@ class RoundState:
     max_speakers: int = 3
     min_speakers: int = 1
     addressed: list[str] = field(default_factory=list)
-    spoken: list[str] = field(default_factory=list)
+    spoken: list[str] = field(default_factory=list)   # who had a turn this round, in order
+    # ... of them, who posted nothing (an empty reply, or a copy of a recent one, twice): they do
+    # not count towards the speaker cap, so another companion can still answer
+    silent: list[str] = field(default_factory=list)
     last_speaker: str | None = None          # the companion who spoke last before this round
     # replies each companion gave before this round (the whole conversation, untrimmed); None:
     # counted from the transcript the Director is given (``replies_so_far``)
@@ -120,11 +123,15 @@ class RoundState:
     def cap(self) -> int:
         return max(self.max_speakers, len(set(self.addressed)))
 
+    def replied(self) -> int:
+        """How many companions posted a reply this round."""
+        return len([n for n in self.spoken if n not in self.silent])
+
     def may_end(self) -> bool:
-        return len(self.spoken) >= min(self.min_speakers, len(self.members)) and not self.pending_addressed()
+        return self.replied() >= min(self.min_speakers, len(self.members)) and not self.pending_addressed()
 
     def must_end(self) -> bool:
-        return len(self.spoken) >= self.cap() or not self.allowed()
+        return self.replied() >= self.cap() or not self.allowed()
 
 
 def replies_so_far(state: RoundState, transcript: list[dict[str, str]]) -> dict[str, int]:
@@ -132,7 +139,7 @@ def replies_so_far(state: RoundState, transcript: list[dict[str, str]]) -> dict[
     if state.prior_replies is not None:
         counts = {n: state.prior_replies.get(n, 0) for n in state.names}
         for n in state.spoken:
-            if n in counts:
+            if n in counts and n not in state.silent:
                 counts[n] += 1
         return counts
     counts = {n: 0 for n in state.names}
@@ -256,7 +263,7 @@ class RandomPolicy(Policy):
         forced = self._rules(state)
         if forced:
             return forced
-        if self._target is not None and len(state.spoken) >= self._target and state.may_end():
+        if self._target is not None and state.replied() >= self._target and state.may_end():
             return Decision(None, source=self.name)
         return Decision(self.rng.choice(state.allowed()), source=self.name)
 

@@ -446,3 +446,23 @@ def test_a_companion_does_not_post_its_own_name_as_an_opening():
                        "User")[0] == "I hear you."
     assert clean_reply("I can be brief, in character or not.", "Theo", ["Mia"], "User")[0] == \
         "I can be brief, in character or not."
+
+
+def test_a_companion_with_nothing_new_does_not_use_up_the_round():
+    """When the companion whose turn it is posts nothing (its reply and its retry both copy a
+    recent reply), the round goes on to another companion within the same speaker cap, so the
+    user's message is still answered; nobody is asked twice."""
+    boats = "a thought about boats on the river today, and how slowly they all seem to drift past"
+    said = {"Mia": [boats, boats, boats],  # one reply, then two copies of it
+            "Theo": ["counting boats sounds calming, which one did you like best of them all?"]}
+    fake = FakeBackend(lambda req: said[req.slot].pop(0))
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1),
+                     backend_for=lambda m: fake)
+    first = events_of(run_round(chat, "I walked by the river."), "message")
+    assert [m.data["speaker"] for m in first] == ["Mia"]
+    ev = run_round(chat, "Mia, I walked by the river again.")  # addressed: Mia answers first
+    assert not events_of(ev, "error")
+    assert [e.data["text"] for e in events_of(ev, "notice")] == ["Mia had nothing new to add."]
+    assert [m.data["speaker"] for m in events_of(ev, "message")] == ["Theo"]
+    assert events_of(ev, "round_end")[0].data["speakers"] == ["Mia", "Theo"]
+    assert said == {"Mia": [], "Theo": []}
