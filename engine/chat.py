@@ -684,7 +684,10 @@ class GroupChat:
         t0 = time.perf_counter()
         result: Any = None
         try:
-            for out in self._generate_reply(persona, req, cancel, message_id, recent=self.recent_replies(idx)):
+            # a new alternative repeats neither the alternatives so far nor the turns before it
+            variants = [v["text"] for v in self.store.variants(message_id)] if self.store else []
+            recent = self.recent_replies(idx) + [copy_key(t, self.names) for t in variants + [item.text]]
+            for out in self._generate_reply(persona, req, cancel, message_id, recent=recent):
                 if isinstance(out, Event):
                     yield out
                 else:
@@ -694,7 +697,9 @@ class GroupChat:
             return
         text, confused, stats = result
         if not text or cancel.is_set():
-            yield Event("notice", {"text": "Regeneration stopped; the reply is unchanged."})
+            why = ("Regeneration stopped" if cancel.is_set() else
+                   f"{persona.name} had nothing new to add" if self.last_copies else "The new reply came out empty")
+            yield Event("notice", {"text": f"{why}; the reply is unchanged."})
             return
         index = self.store.add_variant(message_id, text, directive,
                                        completion_tokens=stats.completion_tokens,

@@ -466,3 +466,22 @@ def test_a_companion_with_nothing_new_does_not_use_up_the_round():
     assert [m.data["speaker"] for m in events_of(ev, "message")] == ["Theo"]
     assert events_of(ev, "round_end")[0].data["speakers"] == ["Mia", "Theo"]
     assert said == {"Mia": [], "Theo": []}
+
+
+def test_regenerating_never_gives_the_same_reply_again(store):
+    """Regenerate asks for a different alternative: a new reply that repeats an alternative so far
+    is generated again, and if that repeats too the reply stays as it was, with a notice that
+    says so (not "stopped")."""
+    first = "that sounds like a long day, and it makes sense that you feel worn out by all of it"
+    said = [first, first, "what part of the day took the most out of you, do you think, looking back?",
+            first, first]
+    fake = FakeBackend(lambda req: said.pop(0))
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1),
+                     store=store, backend_for=lambda m: fake)
+    mid = events_of(run_round(chat, "Long day."), "message")[0].data["id"]
+    regen = events_of(list(chat.regenerate(mid)), "message")[0].data
+    assert regen["text"].startswith("what part of the day")
+    ev = list(chat.regenerate(mid))
+    assert not events_of(ev, "message")
+    assert [e.data["text"] for e in events_of(ev, "notice")] == ["Mia had nothing new to add; the reply is unchanged."]
+    assert [v["text"] for v in store.variants(mid)] == [first, regen["text"]]
