@@ -223,17 +223,26 @@ def retry_request(req: GenRequest) -> GenRequest:
 COPY_WORDS = 12     # a reply whose first this many words are nearly a recent reply's first words is a copy
 COPY_SIMILARITY = 0.8  # ... nearly: this word-sequence similarity (difflib ratio) or more
 RECENT_TURNS = 8    # ... recent: the companion turns among the last this many transcript items
+COPY_SHORT_WORDS = 4  # a shorter reply is compared whole, from this many words
+
+
+# Pronouns compared as one word each: the 135M model echoes "I'm going to make it happen." as
+# "You're going to make it happen." and "She's going to make it happen."
+_PRONOUNS = {**dict.fromkeys(("i", "you", "he", "she", "we", "they"), "~p"),
+             **dict.fromkeys(("i'm", "you're", "he's", "she's", "we're", "they're"), "~pbe"),
+             **dict.fromkeys(("me", "him", "us", "them"), "~pobj"),
+             **dict.fromkeys(("my", "your", "his", "her", "our", "their"), "~pposs")}
 
 
 def copy_key(text: str, names: list[str] | tuple[str, ...] = ()) -> str:
-    """A reply as the copy check compares it: its words, lower case, without punctuation and
-    without member names leading it (the 135M model copies "Mia, I'm so glad ..." and
-    "(Theo, "I'm so glad ...")" as often as "I'm so glad ...")."""
-    words = re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower())
+    """A reply as the copy check compares it: its words, lower case, without punctuation,
+    pronouns as one word each, and without member names leading it (the 135M model copies
+    "Mia, I'm so glad ..." and "(Theo, "I'm so glad ...")" as often as "I'm so glad ...")."""
+    words = re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text.lower().replace("’", "'"))
     lead = {n.lower() for n in names}
     while words and words[0] in lead:
         words.pop(0)
-    return " ".join(words)
+    return " ".join(_PRONOUNS.get(w, w) for w in words)
 
 
 def _similar_start(words: list[str], other: list[str]) -> float:
@@ -249,8 +258,11 @@ def copies(text: str, recent: list[str], names: list[str] | tuple[str, ...] = ()
     """Whether ``text`` repeats one of the ``recent`` replies (already ``copy_key``-ed): the same
     words, or first ``COPY_WORDS`` words that are nearly those of a recent reply (similarity
     ``COPY_SIMILARITY``: "I'm really sorry for the confusion. I just love ..." copies "I'm sorry
-    for the confusion. I just love ..."). Small models often post the previous speaker's
-    message again, word for word or nearly (docs/eval.md); nobody should see that."""
+    for the confusion. I just love ..."), or, for a reply of 4 to 11 words, nearly the same words
+    as a recent reply of about its length ("You're going to make it happen." after "I'm going to
+    make it happen."). Small models often post the previous speaker's message again, word for
+    word or nearly (docs/eval.md); nobody should see that."""
+    from difflib import SequenceMatcher
     words = copy_key(text, names).split()
     if not words:
         return False
@@ -260,6 +272,10 @@ def copies(text: str, recent: list[str], names: list[str] | tuple[str, ...] = ()
             return True
         if len(words) >= COPY_WORDS and len(other) >= COPY_WORDS - 1 and \
                 _similar_start(words[:COPY_WORDS], other) >= COPY_SIMILARITY:
+            return True
+        # a short reply: nearly the same words as a short recent one, whole
+        if COPY_SHORT_WORDS <= len(words) < COPY_WORDS and abs(len(words) - len(other)) <= 2 and \
+                SequenceMatcher(None, words, other, autojunk=False).ratio() >= COPY_SIMILARITY:
             return True
     return False
 

@@ -431,6 +431,11 @@ def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
     assert not copies("I'm so glad you're feeling better. What would make the rest of the week easier?", recent)
     assert not copies("I'm so glad", recent)  # short and not the whole text
     assert not copies("I'm so glad you're here. Tell me what the doctor said, if you like.", recent)
+    # short replies are compared whole, pronouns as one word (an echo chain seen in the app)
+    short = [copy_key('"I\'m going to make it happen."'), copy_key("I'm glad I can help.")]
+    assert copies("You're going to make it happen.", short) and copies("She's going to make it happen.", short)
+    assert copies("You're glad you can help.", short)
+    assert not copies("I'm going to start tomorrow.", short) and not copies("What will you make happen first?", short)
 
 
 def test_a_companion_does_not_post_its_own_name_as_an_opening():
