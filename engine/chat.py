@@ -74,6 +74,9 @@ def stream_safe(visible: str) -> str:
                  or (lead.startswith("reply now as") and len(lead) < 44)):
         return ""  # may still become an echo of the turn note (cut by cleanup)
     cut = len(visible)
+    paren = visible.rfind("(")  # an open "(…" may still turn out to be about someone else (cut)
+    if paren > 0 and ")" not in visible[paren:] and len(visible) - paren <= 130:
+        cut = paren
     special = max(visible.rfind("<"), visible.rfind("["))
     if special >= 0 and not re.search(r"[>\]]", visible[special:]) and len(visible) - special <= 32:
         cut = special
@@ -194,6 +197,11 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     confused = False
     if names:
         alt = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+        # A turn note for someone else echoed back ("(Ruth, add a point nobody has made yet)"), or
+        # a stage direction for someone else ("(Ruth responds with a smile)"): not this reply's.
+        text, n_cut = re.subn(rf"\s*\(\s*(?:{alt})\b[^()\n]{{0,120}}\)", "", text, flags=re.IGNORECASE)
+        confused = n_cut > 0
+        text = text.strip()
         m = re.search(rf"(?:^|\n|(?<=[.!?…])\s+)\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE)
         if m:
             text = text[: m.start()]

@@ -295,6 +295,8 @@ STREAM_CASES = [
     "Mia, briefly and in character. Breathe first; we can sort the rest out after.",
     "Reply now as Mia, briefly and in character. Be gentle with yourself.",
     "Brief is fine. Really, that was brave of you.",
+    "I hear you. (Theo nods slowly and looks at Sam) Take your time.",
+    "(Theo, add a point nobody has made yet)\nIt is okay to rest. (smiles) Really.",
 ]
 
 
@@ -445,6 +447,13 @@ def test_a_companion_does_not_post_its_own_name_as_an_opening():
     assert clean_reply("Mia,\nI'm so glad you came.", "Mia", ["Theo"], "User")[0] == "I'm so glad you came."
     assert clean_reply("Theo, I agree with you.", "Mia", ["Theo"], "User")[0] == "Theo, I agree with you."
     assert clean_reply("Mia, Theo: you both know this.", "Mia", ["Theo"], "User")[0] == "you both know this."
+    # ... nor a turn note or a stage direction meant for someone else (role confusion)
+    assert clean_reply("(Mia, add a point nobody has made yet)\nYou can do it.", "Theo", ["Mia"], "User") == \
+        ("You can do it.", True)
+    assert clean_reply("So brave! (Ruth responds with a smile) Go on.", "Mia", ["Ruth"], "User") == \
+        ("So brave! Go on.", True)
+    assert clean_reply("(Mia smiles softly) I hear you.", "Mia", ["Ruth"], "User") == \
+        ("(Mia smiles softly) I hear you.", False)
     # ... nor the turn note's own words ("Reply now as Mia, briefly and in character.")
     assert clean_reply("Theo, briefly and in character.", "Theo", ["Mia"], "User")[0] == ""
     assert clean_reply("I hear you. Reply now as Theo, briefly and in character.", "Theo", ["Mia"],
