@@ -201,6 +201,8 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
         # a stage direction for someone else ("(Ruth responds with a smile)"): not this reply's.
         text, n_cut = re.subn(rf"\s*\(\s*(?:{alt})\b[^()\n]{{0,120}}\)", "", text, flags=re.IGNORECASE)
         confused = n_cut > 0
+        if n_cut:  # what the cut parenthesis hid: the speaker's own label or name ("Ruth: ...")
+            text = re.sub(rf"^\s*\**{re.escape(speaker)}\**\s*[:,]\s*", "", text, flags=re.IGNORECASE)
         text = text.strip()
         m = re.search(rf"(?:^|\n|(?<=[.!?…])\s+)\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE)
         if m:

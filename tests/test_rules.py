@@ -454,6 +454,8 @@ def test_a_companion_does_not_post_its_own_name_as_an_opening():
         ("So brave! Go on.", True)
     assert clean_reply("(Mia smiles softly) I hear you.", "Mia", ["Ruth"], "User") == \
         ("(Mia smiles softly) I hear you.", False)
+    assert clean_reply('(Mia, add a point)\nRuth: "That stays with me."', "Ruth", ["Mia"], "User") == \
+        ('"That stays with me."', True)
     # ... nor the turn note's own words ("Reply now as Mia, briefly and in character.")
     assert clean_reply("Theo, briefly and in character.", "Theo", ["Mia"], "User")[0] == ""
     assert clean_reply("I hear you. Reply now as Theo, briefly and in character.", "Theo", ["Mia"],
