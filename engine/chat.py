@@ -184,6 +184,15 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     text = re.sub(r"^\s*\([^()\n]{0,%d}(?:response|reply|note|turn)[^()\n]{0,80}\)\s*" % _ECHO_LEAD, "", text,
                   flags=re.IGNORECASE)
     text = re.sub(rf"^\s*\(\s*{re.escape(speaker)}\s*,[^()\n]{{0,{_ECHO_LEAD}}}\)\s*", "", text, flags=re.IGNORECASE)
+    names = [n for n in others + [user_name, "User", "Director", "Assistant"] if n and n.lower() != speaker.lower()]
+    alt = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    confused = False
+    if names:
+        # A turn note for someone else echoed back ("(Ruth, add a point nobody has made yet)"), or
+        # a stage direction for someone else ("(Ruth responds with a smile)"): not this reply's.
+        # Cut before the leading labels below, which then also drop what it hid ("Ruth: ...").
+        text, n_cut = re.subn(rf"\s*\(\s*(?:{alt})\b[^()\n]{{0,120}}\)", "", text, flags=re.IGNORECASE)
+        confused = n_cut > 0
     lead = re.match(r"^\s*\**([A-Z][a-z]{1,20})\**:\s+", text)
     if lead and lead.group(1).lower() not in {n.lower() for n in others + [user_name, "user"]}:
         text = text[lead.end():]
@@ -193,17 +202,7 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     text = re.sub(rf"^\s*{re.escape(speaker)}\s*,\s*", "", text, flags=re.IGNORECASE)
     # The turn note's own words, "(Reply now as Mia,) briefly and in character.", as a sentence
     text = _NOTE_ECHO.sub("", text)
-    names = [n for n in others + [user_name, "User", "Director", "Assistant"] if n and n.lower() != speaker.lower()]
-    confused = False
     if names:
-        alt = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
-        # A turn note for someone else echoed back ("(Ruth, add a point nobody has made yet)"), or
-        # a stage direction for someone else ("(Ruth responds with a smile)"): not this reply's.
-        text, n_cut = re.subn(rf"\s*\(\s*(?:{alt})\b[^()\n]{{0,120}}\)", "", text, flags=re.IGNORECASE)
-        confused = n_cut > 0
-        if n_cut:  # what the cut parenthesis hid: the speaker's own label or name ("Ruth: ...")
-            text = re.sub(rf"^\s*\**{re.escape(speaker)}\**\s*[:,]\s*", "", text, flags=re.IGNORECASE)
-        text = text.strip()
         m = re.search(rf"(?:^|\n|(?<=[.!?…])\s+)\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE)
         if m:
             text = text[: m.start()]

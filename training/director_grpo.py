@@ -204,10 +204,9 @@ class Rollouts:
         chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin",
                                                             seed=self.seed + sample * self.SAMPLE_SEED_STEP,
                                                             max_tokens=self.max_tokens),
-                         backend_for=lambda _m: self.pool.get(self.path))
+                         backend_for=lambda m: self.pool.get(m or self.path))
         # a companion with its own model: the persona's ``model`` routes it there
         chat.members = [replace(p, model=self.models[p.name]) if p.name in self.models else p for p in chat.members]
-        chat._backend_for = lambda m: self.pool.get(m or self.path)
         chat.transcript = [TranscriptItem("user" if h["speaker"] == "User" else "companion", h["speaker"], h["text"])
                            for h in state.transcript()]
         return chat
