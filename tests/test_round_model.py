@@ -438,15 +438,22 @@ def test_a_copy_of_a_recent_reply_is_generated_again_on_the_bundled_model(store,
     run_round(chat, "My sister and I had a big fight and now she won't talk to me.")
     mia = chat.member("Mia")
 
-    def attempt(recent):
-        req = chat.speaker_request(mia, "")
+    def attempt(recent, directive=""):
+        req = chat.speaker_request(mia, directive)
         req.temperature, req.seed = 0.0, 5
-        out = list(chat._generate_reply(mia, req, threading.Event(), recent=recent))
+        out = list(chat._generate_reply(mia, req, threading.Event(), recent=recent, free_retry=True))
         streamed = "".join(e.data["text"] for e in out if isinstance(e, Event))
-        return out[-1][0], streamed
+        return out[-1][0], streamed, req
 
-    first, _ = attempt([])
+    first, _, _ = attempt([])
     assert len(copy_key(first).split()) >= 12, first  # long enough to be recognised as a copy
-    second, streamed = attempt([copy_key(first)])
+    second, streamed, _ = attempt([copy_key(first)])
     assert second and second != first and not copies(second, [copy_key(first)])
     assert chat.last_copies == 1 and streamed == second  # the copy was never shown
+
+    # a directed copy is retried as a free turn
+    ask = "Ask User one gentle question"
+    directed, _, _ = attempt([], ask)
+    again, _, req = attempt([copy_key(directed)], ask)
+    assert again and not copies(again, [copy_key(directed)]) and chat.last_free_retry
+    assert req.messages[-1]["content"].startswith("(It is Mia's turn.)")

@@ -501,3 +501,45 @@ def test_regenerating_never_gives_the_same_reply_again(store):
     assert not events_of(ev, "message")
     assert [e.data["text"] for e in events_of(ev, "notice")] == ["Mia had nothing new to add; the reply is unchanged."]
     assert [v["text"] for v in store.variants(mid)] == [first, regen["text"]]
+
+
+def test_a_copy_is_retried_as_a_free_turn_unless_the_directive_is_for_safety(store):
+    """Directed turns copy the previous reply about twice as often as free turns on the bundled
+    model (docs/director.md), so a copy's one retry goes without the Director's directive: the
+    posted reply is saved with no directive and the dropped one in its meta. An empty reply's
+    retry keeps the directive, and so does a copy's retry while the user may be at risk (the
+    safety directive is never dropped)."""
+    boats = "a thought about boats on the river today, and how slowly they all seem to drift past"
+    sound = "what did the river sound like while you walked there, was it loud or gentle?"
+    said = {"Mia": [boats, sound, "that sounds heavy; how are you really doing tonight, honestly?"],
+            "Theo": [boats, sound, "", "Let us think about what would help with the heat."]}
+    notes = []
+
+    def reply(req):
+        if req.json_schema is not None:  # the Director: the first allowed companion, with a directive
+            speaker = req.json_schema["properties"]["speaker"]["enum"][0]
+            return json.dumps({"speaker": speaker, "directive": "Build on the previous reply"})
+        notes.append(req.messages[-1]["content"])
+        return said[req.slot].pop(0)
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="director", max_speakers=1, min_speakers=1),
+                     store=store, backend_for=lambda m: FakeBackend(reply))
+    run_round(chat, "I walked by the river.")  # Mia opens
+    notes.clear()
+    [msg] = events_of(run_round(chat, "It was quiet there."), "message")  # Theo copies Mia, then not
+    assert (msg.data["speaker"], msg.data["text"], msg.data["directive"]) == ("Theo", sound, "")
+    assert notes == ["(Theo, build on the previous reply.) Reply now as Theo, briefly and in character.",
+                     "(It is Theo's turn.) Reply now as Theo, briefly and in character."]
+    saved = store.message(msg.data["id"])
+    assert saved["directive"] == "" and saved["meta"]["directive_dropped"] == "Build on the previous reply"
+
+    notes.clear()
+    ev = run_round(chat, "I can't take it anymore, this heat!")  # a concern: the safety directive
+    assert events_of(ev, "safety")
+    [msg] = events_of(ev, "message")  # Mia copied Theo, then checked in, still under the directive
+    assert msg.data["speaker"] == "Mia" and msg.data["directive"].startswith("Take this seriously")
+    assert len(notes) == 2 and notes[0] == notes[1] and notes[1].startswith("(Mia, take this seriously")
+
+    notes.clear()
+    [msg] = events_of(run_round(chat, "Still hot."), "message")  # Theo's first reply is empty
+    assert msg.data["directive"] == "Build on the previous reply"
+    assert len(notes) == 2 and notes[0] == notes[1] and notes[1].startswith("(Theo, build on")

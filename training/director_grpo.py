@@ -217,7 +217,8 @@ class Rollouts:
         persona = chat.member(speaker)
         req = chat.speaker_request(persona, directive)
         result: Any = None
-        for out in chat._generate_reply(persona, req, threading.Event()):
+        for out in chat._generate_reply(persona, req, threading.Event(), recent=chat.recent_replies(),
+                                        free_retry=True):
             if isinstance(out, tuple):
                 result = out
         return (result[0] if result else "").strip()
@@ -245,18 +246,26 @@ class Rollouts:
             chats.append((chat, chat.member(speaker)))
             reqs.append(chat.speaker_request(chat.member(speaker), directive))
 
+        copied: set[int] = set()
+
         def kept(i: int, r: Any) -> str:  # as the chat keeps it; a copy of a recent reply is dropped
             chat, persona = chats[i]
             text = chat.finish_reply(r.text, persona, r.stopped)[0].strip()
-            return "" if copies(text, chat.recent_replies(), chat.names) else text
+            if copies(text, chat.recent_replies(), chat.names):
+                copied.add(i)
+                return ""
+            return text
 
         backend = self.pool.get(path)
         with BatchGenerator(backend, n_seq=min(4, len(reqs)), n_ctx=2048) as gen:
             texts = [kept(i, r) for i, r in enumerate(gen.generate(reqs))]
-            # an empty reply (or a copy) gets the chat's own single retry, also batched
+            # an empty reply (or a copy) gets the chat's own single retry, also batched; a
+            # copy's retry is a free turn, as in the app
             again = [i for i, t in enumerate(texts) if not t]
             if again:
-                for i, r in zip(again, gen.generate([retry_request(reqs[i]) for i in again])):
+                retries = [retry_request(reqs[i], chats[i][0]._turn_note(chats[i][1], "") if i in copied else None)
+                           for i in again]
+                for i, r in zip(again, gen.generate(retries)):
                     texts[i] = kept(i, r)
         return texts
 
@@ -369,7 +378,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     # on which replies count as a copy of a recent one (rolled out again, as in the app)
     from engine.chat import COPY_SIMILARITY, COPY_WORDS, turn_note
     rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
-                    "copy_rule": [COPY_WORDS, COPY_SIMILARITY]}
+                    "copy_rule": [COPY_WORDS, COPY_SIMILARITY, "retry-free-turn"]}
     reused = rewarder.persist(out / "states" / "rollouts.json", rollouts_key)
     if reused:
         _log(f"reusing {reused} saved rollouts")
