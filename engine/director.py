@@ -18,9 +18,11 @@ options differ, so a decision costs a few batched evaluations, not ~20 grammar-s
 if the output still cannot be parsed (e.g. cut off by the token limit) the rules' first allowed
 speaker is used and the decision is reported as ``valid: false``.
 
-In menu mode the choice is weighed by a fixed participation prior (``BALANCE_PRIOR``,
-``balance_bias``): companions who have replied more than the quietest allowed one are less likely
-to be picked. Free-text mode (large models) does not apply it yet.
+Every decision is weighed by a fixed participation prior (``BALANCE_PRIOR``, ``balance_bias``):
+companions who have replied more than the quietest allowed one are less likely to be picked. In
+menu mode it is added to the constrained choice; in free-text mode, when someone is ahead, the
+speaker is first chosen the same way (a constrained choice among the allowed names, or END),
+and the directive is then written for that speaker under the grammar.
 
 Simplification: the paper trains the Director with GRPO on group rewards, balance of
 participation included; here balance is also a hand-set prior at decoding, which the trained
@@ -331,6 +333,11 @@ class Director(Policy):
         return out if any(out) else None
 
     @staticmethod
+    def speaker_text(speaker: str) -> str:
+        """The speaker alone, as the free-text mode's first choice: ``{"speaker":"Mia"}``."""
+        return json.dumps({"speaker": speaker}, separators=(",", ":"))
+
+    @staticmethod
     def decision_text(speaker: str, directive: str) -> str:
         """A menu decision as the model writes it: compact JSON (no spaces after ``:`` and
         ``,``: three tokens fewer to evaluate per decision than ``json.dumps``' default)."""
@@ -418,18 +425,34 @@ class Director(Policy):
         may_end = state.may_end()
         menu = self.directive_mode == "menu"
         choices = self.choices(state, allowed, may_end) if menu else None
-        bias = balance_bias(state, transcript, self.balance_prior) if choices and self.balance_prior else {}
-        req = GenRequest(slot="__director__", messages=self.messages(state, transcript),
+        bias = balance_bias(state, transcript, self.balance_prior) if self.balance_prior else {}
+        messages = self.messages(state, transcript)
+        source = "addressed" if state.pending_addressed() else self.name
+        t0 = time.perf_counter()
+        if not menu and any(bias.values()):
+            # free text with someone ahead: the speaker first, as a constrained choice that
+            # carries the prior (a grammar cannot weigh its options), then its directive
+            names = [self.speaker_text(n) for n in allowed] + ([self.speaker_text(END)] if may_end else [])
+            raw = self.backend.generate(GenRequest(
+                slot="__director__", messages=messages, temperature=self.temperature, top_p=1.0,
+                top_k=0, repeat_penalty=1.0, seed=self.seed, choices=names,
+                choice_bias=self.choice_bias(names, bias))).text()
+            try:
+                speaker = json.loads(raw)["speaker"]
+            except (ValueError, KeyError, TypeError):
+                speaker = allowed[0]
+            if speaker == END and may_end:
+                return Decision(None, "", source, True, time.perf_counter() - t0, raw)
+            allowed, may_end = [speaker if speaker in allowed else allowed[0]], False
+        req = GenRequest(slot="__director__", messages=messages,
                          max_tokens=self.max_tokens, temperature=self.temperature,
                          top_p=1.0, top_k=0, repeat_penalty=1.0, seed=self.seed,
                          json_schema=None if menu else self.schema(state, allowed, may_end),
                          choices=choices,
-                         choice_bias=self.choice_bias(choices, bias) if bias else None)
-        t0 = time.perf_counter()
+                         choice_bias=self.choice_bias(choices, bias) if choices and any(bias.values()) else None)
         gen = self.backend.generate(req)
         raw = gen.text()
         seconds = time.perf_counter() - t0
-        source = "addressed" if state.pending_addressed() else self.name
         try:
             data = json.loads(raw)
             speaker = data["speaker"]

@@ -387,6 +387,15 @@ def test_choice_bias_weighs_the_options_and_the_director_turns_to_a_quieter_comp
     fair = Director(rt, directive_mode="menu", balance_prior=BALANCE_PRIOR).next(state, transcript)
     assert fair.valid and fair.speaker in state.allowed() and fair.speaker != favourite
 
+    # free-text mode (the mode of 1B+ Directors) keeps the prior too: the speaker is chosen first
+    state.prior_replies = None
+    favourite = Director(rt, directive_mode="free", balance_prior=0.0).next(state, transcript).speaker
+    assert favourite in state.allowed()
+    state.prior_replies = {favourite: 2}
+    assert Director(rt, directive_mode="free", balance_prior=0.0).next(state, transcript).speaker == favourite
+    fair = Director(rt, directive_mode="free", balance_prior=BALANCE_PRIOR).next(state, transcript)
+    assert fair.speaker in state.allowed() and fair.speaker != favourite
+
 
 def test_a_trained_director_is_decoded_as_its_manifest_says(store, real_backend_for, bundled_path, tmp_path):
     """A Director exported by ``mascot-train director`` has a manifest saying how its policy was

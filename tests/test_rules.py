@@ -396,6 +396,41 @@ def test_the_director_weighs_down_a_companion_who_has_replied_more_than_a_quiete
         {"Mia": 1, "Theo": 0, "Ada": 0}
 
 
+def test_a_free_text_director_weighs_down_a_companion_who_has_replied_more():
+    """Free-text mode (Directors of 1B+) keeps the participation prior: with everyone even, one
+    grammar-constrained request, as before; with someone ahead, the speaker is first chosen as a
+    constrained choice carrying the prior (END too, once the round may end), and the directive
+    is then written under a grammar that allows only that speaker."""
+    from engine.director import BALANCE_PRIOR, END, Director, RoundState
+    seen = []
+
+    def reply(req):
+        seen.append(req)
+        if req.choices:
+            return req.choices[-1]  # the model's own preference here: the last option
+        speaker = req.json_schema["properties"]["speaker"]["enum"][0]
+        return json.dumps({"speaker": speaker, "directive": "Ask how the week went"})
+    director = Director(FakeBackend(reply), directive_mode="free")
+    state = RoundState(members=make_group().members, user_name="U", user_text="hi", min_speakers=1)
+    d = director.next(state, [])
+    assert (d.speaker, d.directive, d.valid) == ("Mia", "Ask how the week went", True)
+    assert len(seen) == 1 and seen[0].choices is None
+
+    seen.clear()
+    state.prior_replies = {"Mia": 2, "Theo": 1}  # Ada the quietest
+    d = director.next(state, [])
+    assert (d.speaker, d.directive, d.valid) == ("Ada", "Ask how the week went", True)
+    pick, write = seen
+    assert pick.choices == [Director.speaker_text(n) for n in ("Mia", "Theo", "Ada")]
+    assert pick.choice_bias == [-2 * BALANCE_PRIOR, -BALANCE_PRIOR, 0.0]
+    assert write.json_schema["properties"]["speaker"]["enum"] == ["Ada"]
+
+    state.spoken = ["Ada"]  # the round may end now: END is an option, without a prior
+    seen.clear()
+    d = director.next(state, [])
+    assert d.speaker is None and seen[0].choices[-1] == Director.speaker_text(END) and len(seen) == 1
+
+
 def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
     """Small models often post the previous speaker's message again, word for word or nearly
     (docs/eval.md). While a reply is still nearly the start of a recent reply it is held back;
@@ -516,6 +551,8 @@ def test_a_copy_is_retried_as_a_free_turn_unless_the_directive_is_for_safety(sto
     notes = []
 
     def reply(req):
+        if req.choices:  # the Director's speaker, chosen first when someone is ahead: the first allowed
+            return req.choices[0]
         if req.json_schema is not None:  # the Director: the first allowed companion, with a directive
             speaker = req.json_schema["properties"]["speaker"]["enum"][0]
             return json.dumps({"speaker": speaker, "directive": "Build on the previous reply"})
