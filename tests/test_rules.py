@@ -473,6 +473,18 @@ def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
     assert copies("You're going to make it happen.", short) and copies("She's going to make it happen.", short)
     assert copies("You're glad you can help.", short)
     assert not copies("I'm going to start tomorrow.", short) and not copies("What will you make happen first?", short)
+    # most of a reply inside a recent one, in runs of 3+ words: the end of a longer reply, or
+    # the reply behind an opening of the recent one's own (both seen in rolled-out replies)
+    longer = [copy_key("I'm so glad to hear that. I'll miss you, my friend."),
+              copy_key("I'll play my role. You're right, I'm really glad you told us. Your life matters.")]
+    assert copies("(I'll miss you, my friend.)", longer)
+    assert copies("You're right, I'm really glad you told us. Your life matters so much.", longer)
+    assert not copies("I'll miss our walks by the river.", longer)  # shares a run of 3, not most
+    assert not copies("Glad you told us, what matters most to you?", longer)  # common words, scattered
+    from engine.chat import may_become_copy
+    assert may_become_copy("You're right, I'm really", longer)  # inside a recent reply so far: held
+    assert may_become_copy("I'll", longer) and not may_become_copy("Walks", longer)
+    assert not may_become_copy("Walks by the river", longer)
 
 
 def test_a_companion_does_not_post_its_own_name_as_an_opening():
@@ -580,3 +592,19 @@ def test_a_copy_is_retried_as_a_free_turn_unless_the_directive_is_for_safety(sto
     [msg] = events_of(run_round(chat, "Still hot."), "message")  # Theo's first reply is empty
     assert msg.data["directive"] == "Build on the previous reply"
     assert len(notes) == 2 and notes[0] == notes[1] and notes[1].startswith("(Theo, build on")
+
+
+def test_a_reply_that_repeats_part_of_a_longer_recent_one_is_never_shown():
+    """A short reply that is the end of a longer recent reply is held back from its first words
+    (they occur in that reply, in order) and generated again; none of it reaches the screen."""
+    mia = "I'm so glad to hear that the move went well. I'll miss you, my friend, but this is right."
+    said = {"Mia": [mia], "Theo": ["I'll miss you, my friend, but this is right.",
+                                   "What are you most looking forward to in the new place?"]}
+    fake = FakeBackend(lambda req: said[req.slot].pop(0))
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=2, min_speakers=2),
+                     backend_for=lambda m: fake)
+    ev = run_round(chat, "I'm moving to Lisbon next month.")
+    new = "What are you most looking forward to in the new place?"
+    assert [m.data["text"] for m in events_of(ev, "message")] == [mia, new]
+    assert "".join(e.data["text"] for e in events_of(ev, "token") if e.data["speaker"] == "Theo") == new
+    assert said == {"Mia": [], "Theo": []}

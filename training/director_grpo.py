@@ -376,9 +376,9 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     rewarder.progress = _log
     # a restarted run reuses them; they also depend on how a directive reaches the companion and
     # on which replies count as a copy of a recent one (rolled out again, as in the app)
-    from engine.chat import COPY_SIMILARITY, COPY_WORDS, turn_note
+    from engine.chat import COPY_BLOCK, COPY_CONTAINED, COPY_SIMILARITY, COPY_WORDS, turn_note
     rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
-                    "copy_rule": [COPY_WORDS, COPY_SIMILARITY, "retry-free-turn"]}
+                    "copy_rule": [COPY_WORDS, COPY_SIMILARITY, COPY_CONTAINED, COPY_BLOCK, "retry-free-turn"]}
     reused = rewarder.persist(out / "states" / "rollouts.json", rollouts_key)
     if reused:
         _log(f"reusing {reused} saved rollouts")
