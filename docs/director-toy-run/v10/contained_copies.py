@@ -3,7 +3,9 @@ earlier rules, with a random sample of 25 to read. Usage: python contained_copie
 import json, random
 from difflib import SequenceMatcher
 from training.director_grpo import DirectorConfig, load_states
-from engine.chat import copies, copy_key, GroupChat, ChatSettings, TranscriptItem
+import engine.chat as ec
+from engine.chat import copies, copy_key
+CONTAINED = ec.COPY_CONTAINED
 cfg = DirectorConfig()
 st = json.load(open("runs/director-v9/states/states.json"))
 states = {s.id: s for s in load_states(cfg, st["train"] + st["heldout"])}
@@ -19,7 +21,10 @@ new = []; n = 0
 for sid, sp, d, k, text in rows:
     if not text.strip(): continue
     s = states[sid]; rec, names = recent_of(s); n += 1
-    if copies(text, rec, names): continue
+    ec.COPY_CONTAINED = 2.0  # the earlier rules alone (the containment rule off)
+    earlier = copies(text, rec, names)
+    ec.COPY_CONTAINED = CONTAINED
+    if earlier: continue
     w = copy_key(text, names).split()
     if len(w) >= 5:
         best = max((contained(w, r.split()), r) for r in rec) if rec else (0, "")
