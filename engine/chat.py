@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterator
 
 from .director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy, reply_gist
 from .errors import InputError, MascotError
-from .models import director_options
+from .models import director_options, director_trained_for
 from .personas import Persona, PersonaSet
 from .runtime import Backend, GenRequest
 
@@ -380,6 +380,8 @@ class GroupChat:
         self.last_copies = 0  # copies of a recent reply dropped while generating the last reply
         self._policy: Policy | None = None
         self._policy_key: tuple[str, str | None] | None = None
+        self._director_elsewhere: tuple[str, str] | None = None  # (name, group) of a Director trained on another group
+        self._director_noticed: tuple[str, str | None] | None = None
         self.round = 0
         self.conversation_id = conversation_id
         if store is not None:
@@ -429,6 +431,8 @@ class GroupChat:
         if self._policy is None or self._policy_key != key:
             backend = self._backend_for(key[1]) if self.settings.policy == "director" else None
             options = director_options(_model_file(backend)) if backend is not None else {}
+            trained = director_trained_for(_model_file(backend)) if backend is not None else None
+            self._director_elsewhere = trained if trained and trained[1] != self.group.name else None
             backend = self._director_lane(backend)
             self._policy = make_policy(self.settings.policy, backend, self.settings.seed, **options)
             self._policy_key = key
@@ -638,6 +642,12 @@ class GroupChat:
                            spoken=spoken, last_speaker=last,
                            prior_replies=Counter(t.speaker for t in self.transcript if t.role == "companion"))
         policy = self.policy()
+        elsewhere = self._director_elsewhere
+        if elsewhere and self._director_noticed != self._policy_key:  # once per Director model
+            self._director_noticed = self._policy_key
+            yield Event("notice", {"text": f"The Director model {elsewhere[0]} was trained on the "
+                                           f"'{elsewhere[1]}' group, not '{self.group.name}'; its "
+                                           "choices may fit this group less well."})
         while not cancel.is_set():
             t_dir = time.perf_counter()
             dir_backend = getattr(policy, "backend", None)

@@ -429,6 +429,18 @@ def manifest_role(manifest: dict[str, Any]) -> tuple[str, str | None]:
 DIRECTIVE_MODES = ("auto", "menu", "free")
 
 
+def director_trained_for(model_path: str | Path) -> tuple[str, str] | None:
+    """(model name, persona group) a Director exported by ``mascot-train director`` was trained
+    on, from its manifest; None for any other model or a manifest without a group."""
+    manifest = read_manifest(str(model_path)) if str(model_path) else None
+    if not manifest or manifest_role(manifest)[0] != "director":
+        return None
+    group = manifest.get("group")
+    if not isinstance(group, str) or not group:
+        return None
+    return str(manifest.get("name") or Path(model_path).stem), group
+
+
 def director_options(model_path: str | Path) -> dict[str, Any]:
     """How a Director exported by ``mascot-train director`` was trained to be decoded, from the
     ``manifest.json`` beside its GGUF: ``directive_mode`` (menu or free) and ``balance_prior``

@@ -434,6 +434,35 @@ def test_a_trained_director_is_decoded_as_its_manifest_says(store, real_backend_
     assert back.next(state, transcript).speaker not in (favourite, None)
 
 
+def test_a_director_trained_on_another_group_is_announced_once(store, real_backend_for, bundled_path, tmp_path):
+    """A trained Director's manifest names the persona group it was trained on; used in a
+    conversation with another group, the round opens with a one-line notice (once for that
+    model), and the Director still drives the round."""
+    import json
+    import shutil
+    export = tmp_path / "export"
+    export.mkdir()
+    trained = export / "director-workplace-grpo-q8_0.gguf"
+    shutil.copyfile(bundled_path, trained)
+    (export / "manifest.json").write_text(json.dumps({
+        "name": "director-workplace-grpo", "role": "director", "group": "workplace",
+        "directive_mode": "menu"}))
+    chat = support_chat(store, real_backend_for, max_speakers=1)
+    chat.settings.director_model = str(trained)
+    first = run_round(chat, "I keep putting off calling my mum back.")
+    assert [e.data["text"] for e in events_of(first, "notice")] == [
+        "The Director model director-workplace-grpo was trained on the 'workplace' group, not "
+        "'support'; its choices may fit this group less well."]
+    assert [e.data["source"] for e in events_of(first, "director")][0] == "director"
+    assert not events_of(run_round(chat, "Maybe tonight."), "notice")
+    (export / "manifest.json").write_text(json.dumps({
+        "name": "director-workplace-grpo", "role": "director", "group": "support", "directive_mode": "menu"}))
+    chat.settings.director_model = None
+    chat.policy()
+    chat.settings.director_model = str(trained)  # the same group now: nothing to say
+    assert not events_of(run_round(chat, "Or tomorrow."), "notice")
+
+
 def test_a_copy_of_a_recent_reply_is_generated_again_on_the_bundled_model(store, real_backend_for):
     """The copy guard on llama.cpp: asked twice with the same greedy request, the model would
     write the same reply again; with that reply among the recent ones, the second attempt is
