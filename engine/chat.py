@@ -378,6 +378,7 @@ class GroupChat:
         self._ntok: dict[tuple[int, str], int] = {}  # token counts of transcript texts, per backend
         self.last_warm: dict[str, int] = {}  # tokens each agent read in the last ``warm``
         self.last_copies = 0  # copies of a recent reply dropped while generating the last reply
+        self.last_free_retry = False  # the last reply came from a copy's retry as a free turn
         self._policy: Policy | None = None
         self._policy_key: tuple[str, str | None] | None = None
         self._director_elsewhere: tuple[str, str] | None = None  # (name, group) of a Director trained on another group

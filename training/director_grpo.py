@@ -239,7 +239,7 @@ class Rollouts:
 
     def _many(self, path: str, items: list[tuple[Any, ...]]) -> list[str]:
         from engine.batch import BatchGenerator
-        from engine.chat import copies, retry_request
+        from engine.chat import copies, retry_request, turn_note
         chats, reqs = [], []
         for state, speaker, directive, *rest in items:
             chat = self._chat(state, rest[0] if rest else 0)
@@ -263,7 +263,7 @@ class Rollouts:
             # copy's retry is a free turn, as in the app
             again = [i for i, t in enumerate(texts) if not t]
             if again:
-                retries = [retry_request(reqs[i], chats[i][0]._turn_note(chats[i][1], "") if i in copied else None)
+                retries = [retry_request(reqs[i], turn_note(chats[i][1].name, "") if i in copied else None)
                            for i in again]
                 for i, r in zip(again, gen.generate(retries)):
                     texts[i] = kept(i, r)
