@@ -228,9 +228,9 @@ def retry_request(req: GenRequest, free_turn: dict[str, str] | None = None) -> G
     directive, ``turn_note(name, "")``) replaces the request's last message, the turn note.
 
     Why a copy is retried as a free turn, measured on the bundled 135M model: after a first
-    reply, directed turns copy it far more often than free turns (v9's 1,500 rolled-out
-    replies: 9-19% copies by directive, "Build on the previous reply without repeating it"
-    the most, against 6% for a free turn). Retrying the 176 directed copies among them three
+    reply, directed turns mostly copy it more often than free turns (v9's 1,500 rolled-out
+    replies: 9-19% copies for five of the six kinds of directive, "Build on the previous reply
+    without repeating it" the most, against 6% for a free turn). Retrying the 176 directed copies among them three
     times each, the retry copied again 14.4% of the time with the directive kept and 8.0% as a
     free turn, and its group reward was 0.596 against 0.632 (docs/director.md). An empty reply
     keeps its directive: at round start, directed turns come out empty less often (4% against
