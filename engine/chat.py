@@ -431,8 +431,9 @@ class GroupChat:
         key = (self.settings.policy, self.settings.director_model or self.settings.model)
         if self._policy is None or self._policy_key != key:
             backend = self._backend_for(key[1]) if self.settings.policy == "director" else None
-            options = director_options(_model_file(backend)) if backend is not None else {}
-            trained = director_trained_for(_model_file(backend)) if backend is not None else None
+            path = _model_file(backend) if backend is not None else ""
+            options = director_options(path)
+            trained = director_trained_for(path)
             self._director_elsewhere = trained if trained and trained[1] != self.group.name else None
             backend = self._director_lane(backend)
             self._policy = make_policy(self.settings.policy, backend, self.settings.seed, **options)

@@ -449,7 +449,7 @@ class Director(Policy):
                          top_p=1.0, top_k=0, repeat_penalty=1.0, seed=self.seed,
                          json_schema=None if menu else self.schema(state, allowed, may_end),
                          choices=choices,
-                         choice_bias=self.choice_bias(choices, bias) if choices and any(bias.values()) else None)
+                         choice_bias=self.choice_bias(choices, bias) if choices else None)
         gen = self.backend.generate(req)
         raw = gen.text()
         seconds = time.perf_counter() - t0

@@ -429,11 +429,17 @@ def manifest_role(manifest: dict[str, Any]) -> tuple[str, str | None]:
 DIRECTIVE_MODES = ("auto", "menu", "free")
 
 
+def _director_manifest(model_path: str | Path) -> dict[str, Any] | None:
+    """The manifest beside ``model_path`` when it is a Director's (``mascot-train director``)."""
+    manifest = read_manifest(str(model_path)) if str(model_path) else None
+    return manifest if manifest and manifest_role(manifest)[0] == "director" else None
+
+
 def director_trained_for(model_path: str | Path) -> tuple[str, str] | None:
     """(model name, persona group) a Director exported by ``mascot-train director`` was trained
     on, from its manifest; None for any other model or a manifest without a group."""
-    manifest = read_manifest(str(model_path)) if str(model_path) else None
-    if not manifest or manifest_role(manifest)[0] != "director":
+    manifest = _director_manifest(model_path)
+    if manifest is None:
         return None
     group = manifest.get("group")
     if not isinstance(group, str) or not group:
@@ -448,8 +454,8 @@ def director_options(model_path: str | Path) -> dict[str, Any]:
     it the same way, so the policy it runs is the one that was trained. Empty for any other model
     (the prompt-only Director keeps the defaults), and a value that is missing or malformed is
     left out (a Director trained before ``--balance-prior`` existed keeps the app's default)."""
-    manifest = read_manifest(str(model_path)) if str(model_path) else None
-    if not manifest or manifest_role(manifest)[0] != "director":
+    manifest = _director_manifest(model_path)
+    if manifest is None:
         return {}
     out: dict[str, Any] = {}
     mode = manifest.get("directive_mode")
