@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
+from .chat_format import CHATML, ChatFormat, TemplateError  # noqa: F401 (re-exported)
 from .errors import Cancelled, ModelError
 
 # -- requests and results ---------------------------------------------------------------------
@@ -147,80 +148,7 @@ class Backend(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
-# -- chat formatting --------------------------------------------------------------------------
-
-CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-
-
-class ChatFormat:
-    """Renders messages with the model's own chat template (from the GGUF), falling back to
-    merging consecutive roles for strict templates, then to ChatML."""
-
-    def __init__(self, template: str | None, bos: str = "", eos: str = ""):
-        import jinja2
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-        def raise_exception(msg: str) -> None:
-            raise jinja2.TemplateError(msg)
-
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                            loader=jinja2.BaseLoader())
-        env.globals["raise_exception"] = raise_exception
-        env.filters.setdefault("tojson", lambda x, **kw: json.dumps(x, ensure_ascii=False))
-        self.bos, self.eos = bos, eos
-        self._chatml = env.from_string(CHATML)
-        try:
-            self._tpl = env.from_string(template) if template else self._chatml
-        except Exception:
-            self._tpl = self._chatml
-        self.is_chatml = template is None or "<|im_start|>" in (template or "")
-
-    def render(self, messages: list[dict[str, str]]) -> str:
-        for msgs in (messages, _merge_roles(messages)):
-            try:
-                out = self._tpl.render(messages=msgs, add_generation_prompt=True, bos_token="",
-                                       eos_token=self.eos)
-                return out
-            except Exception:
-                continue
-        return self._chatml.render(messages=messages, add_generation_prompt=True)
-
-    _OPEN = "\ue000open\ue000"
-
-    def render_open(self, messages: list[dict[str, str]]) -> str:
-        """The text ``render`` gives for ``messages`` up to the end of the last message's content
-        (no end-of-message, no generation prompt): a prefix of the rendering of any longer
-        version of that message, so it can be read into the KV cache ahead of time. Falls back
-        to the messages before it if the template drops the content."""
-        last = dict(messages[-1], content=messages[-1]["content"] + self._OPEN)
-        text = self.render(messages[:-1] + [last])
-        cut = text.find(self._OPEN)
-        return text[:cut] if cut >= 0 else self.render(messages[:-1])
-
-
-def _merge_roles(messages: list[dict[str, str]]) -> list[dict[str, str]]:
-    """For templates that demand user/assistant alternation and no system role."""
-    out: list[dict[str, str]] = []
-    system = ""
-    for m in messages:
-        role, content = m["role"], m["content"]
-        if role == "system":
-            if not out:
-                system += content + "\n\n"
-                continue
-            role = "user"
-        if out and out[-1]["role"] == role:
-            out[-1] = {"role": role, "content": out[-1]["content"] + "\n\n" + content}
-        else:
-            out.append({"role": role, "content": content})
-    if system:
-        if out and out[0]["role"] == "user":
-            out[0] = {"role": "user", "content": system + out[0]["content"]}
-        else:
-            out.insert(0, {"role": "user", "content": system.strip()})
-    return out
-
+# -- chat formatting: engine/chat_format.py ----------------------------------------------------
 
 # -- llama.cpp --------------------------------------------------------------------------------
 
@@ -256,6 +184,11 @@ class LlamaRuntime:
         except ImportError:
             raise ModelError("llama-cpp-python is not installed; run `make run` or "
                              "`pip install llama-cpp-python`.") from None
+        # the template is checked before loading: one that cannot render a group chat is refused
+        # with what failed (never replaced by ChatML; engine/chat_format.py)
+        self.format = ChatFormat(info.chat_template or None, name=Path(model_path).name)
+        if self.format.check() is not None:
+            raise self.format.failure(self.format.error or "its chat template failed")
         n_ctx = min(n_ctx, info.context_length) if info.context_length else n_ctx
         threads = n_threads or default_threads()
         try:
@@ -284,7 +217,7 @@ class LlamaRuntime:
         self._lanes: dict[str, LlamaRuntime] = {}
         tok = self.llm
         eos = tok.detokenize([tok.token_eos()]).decode("utf-8", "ignore") if tok.token_eos() >= 0 else ""
-        self.format = ChatFormat(info.chat_template or None, eos=eos)
+        self.format.eos = eos
 
     # tokens ----------------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
