@@ -207,6 +207,28 @@ class DirectorLogModel(RowListModel):
         return None
 
 
+class MemoryListModel(RowListModel):
+    """What the companions remember (store.memories rows): text, pinned, source, the conversation
+    it came from."""
+
+    SOURCES = {"auto": "you said it", "pinned": "you pinned a message", "typed": "you added it"}
+
+    def render(self, row: dict[str, Any], role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            pin = "📌 " if row.get("pinned") else ""
+            where = row.get("conversation_title")
+            origin = self.SOURCES.get(row.get("source", ""), row.get("source", ""))
+            tail = f"{origin} · {when(row.get('created'))}" + (f" · in “{where}”" if where else "")
+            return f"{pin}{row.get('text', '')}\n{tail}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return ("Pinned: always in the companions' notes." if row.get("pinned") else
+                    "In the companions' notes when the conversation touches it.")
+        return None
+
+    def row_of(self, fid: int | None) -> int:
+        return -1 if fid is None else self.find(lambda r: r.get("id") == fid)
+
+
 class ModelTableModel(QAbstractTableModel):
     """Registered models (``engine.models.ModelInfo``)."""
 

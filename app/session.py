@@ -25,7 +25,8 @@ from engine.storage import Store
 
 from . import data, theme
 from .config import AppSettings
-from .item_models import ConversationListModel, DirectorLogModel, MemberListModel, MessageListModel
+from .item_models import (ConversationListModel, DirectorLogModel, MemberListModel, MemoryListModel,
+                          MessageListModel)
 from .workers import GeneratorWorker, Runner, Worker
 
 YOU = "You"
@@ -57,6 +58,7 @@ class ChatSession(QObject):
         self.messages = MessageListModel(self)
         self.members = MemberListModel(self)
         self.director_log = DirectorLogModel(self)
+        self.memory = MemoryListModel(self)
         self.conversations = ConversationListModel(self.store, self)
         self.conversations.rename = self.rename_conversation
         self.members.set_muted = self.set_muted
@@ -123,6 +125,7 @@ class ChatSession(QObject):
             return
         self._load_messages()
         self._load_members()
+        self.refresh_memory()
         self.settings.last_conversation = cid
         self.settings.save()
         self.opened.emit(cid)
@@ -179,7 +182,8 @@ class ChatSession(QObject):
         self.settings.disclosure_seen = False
         self.settings.save()
         self.start()
-        self.info.emit("All conversations, imported personas and logs were deleted.")
+        self.refresh_memory()
+        self.info.emit("All conversations, remembered facts, imported personas and logs were deleted.")
 
     def apply_settings(self, new: AppSettings) -> None:
         reload = (new.threads, new.context_size) != (self.settings.threads, self.settings.context_size)
@@ -364,6 +368,10 @@ class ChatSession(QObject):
         self.messages.append({"id": None, "role": "notice", "speaker": "", "text": d.get("text", ""),
                               "created": _now(), "streaming": False})
 
+    def _ev_memory(self, d: dict[str, Any]) -> None:
+        self.refresh_memory()
+        self.info.emit(f"Remembered: {d.get('text', '')} (see Memory; you can edit or forget it).")
+
     def _ev_safety(self, d: dict[str, Any]) -> None:
         self._round["safety"] = True
         self.safety_raised.emit(d)
@@ -398,6 +406,41 @@ class ChatSession(QObject):
         self.store.rename_conversation(self.cid, title)
         self.conversation = self.store.conversation(self.cid)
         self.opened.emit(self.cid)
+
+    # -- memory: what the companions know about the user (per group) --------------------------------
+    def refresh_memory(self) -> None:
+        group = self.chat.group.name if self.chat else None
+        self.memory.reset(self.store.memories(group) if group else [])
+
+    def _memory_call(self, fn: Callable[[], Any], done: str) -> bool:
+        try:
+            fn()
+        except MascotError as e:
+            self.error.emit(str(e))
+            return False
+        self.refresh_memory()
+        self.info.emit(done)
+        return True
+
+    def add_fact(self, text: str) -> bool:
+        return self.chat is not None and self._memory_call(lambda: self.chat.remember(text, pinned=False),
+                                                           "Added to what the companions remember.")
+
+    def remember_message(self, mid: int) -> bool:
+        """The user pins a message: it becomes a pinned fact of this group."""
+        return self.chat is not None and self._memory_call(
+            lambda: self.chat.remember("", message_id=mid), "Pinned: the companions will remember this.")
+
+    def edit_fact(self, fid: int, text: str) -> bool:
+        from engine.memory import check_fact
+        return self._memory_call(lambda: self.store.update_memory(fid, text=check_fact(text)), "Fact updated.")
+
+    def pin_fact(self, fid: int, pinned: bool) -> bool:
+        return self._memory_call(lambda: self.store.update_memory(fid, pinned=pinned),
+                                 "Pinned." if pinned else "Unpinned.")
+
+    def forget_fact(self, fid: int) -> bool:
+        return self._memory_call(lambda: self.store.delete_memory(fid), "Forgotten.")
 
     # -- editing messages ----------------------------------------------------------------------------
     def _idle(self) -> bool:

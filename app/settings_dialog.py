@@ -183,7 +183,7 @@ class SettingsDialog(QDialog):
     def confirm_delete(self) -> None:
         extra = " and the models you downloaded" if self.delete_models.isChecked() else ""
         if widgets.ask(self, "Delete all data",
-                       f"Delete every conversation, imported persona and log{extra} from this computer? "
+                       f"Delete every conversation, remembered fact, imported persona and log{extra} from this computer? "
                        "This cannot be undone.", "Delete everything"):
             self.delete_all()
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CardError, PersonaError
-from .personas import Persona, persona_from_dict
+from .personas import Persona, check_nesting, name_problem, persona_from_dict
 
 __all__ = ["persona_from_card", "card_from_persona", "import_card", "export_card", "read_card",
            "card_png_bytes", "MAX_CARD_BYTES", "V2", "V3"]
@@ -215,12 +215,15 @@ def _card_name(body: dict, spec: str, where: str) -> tuple[str, str]:
     if not isinstance(raw, str) or not raw.strip():
         raise CardError(f"{where}: the character card has no name (field '{field}'); "
                         "give the character a name and export the card again.")
-    name = " ".join(re.sub(r"\s*:\s*", " - ", raw).split()).strip(" -")
+    # controls and invisible direction overrides are dropped (a display name must read as it is)
+    shown = "".join(ch for ch in raw if ch.isprintable() or ch in " \t\n\r\u200c\u200d")
+    name = " ".join(re.sub(r"\s*:\s*", " - ", shown).split()).strip(" -")
     if len(name) > 40:
         cut = name[:40]
         name = cut[: cut.rfind(" ")] if cut.rfind(" ") > 10 else cut
-    if not name:
-        raise CardError(f"{where}: the character card's name '{_one_line(raw)}' is not usable; "
+    why = name_problem(name.strip()) if name else "is empty once invisible characters are removed"
+    if why:
+        raise CardError(f"{where}: the character card's name '{_one_line(name or raw)}' {why}; "
                         "give the character a plain name and export the card again.")
     return raw.strip(), name.strip()
 
@@ -287,8 +290,11 @@ def persona_from_card(data: Any, where: str = "card") -> Persona:
     if not isinstance(data, dict):
         raise CardError(f"{where}: a character card must be a JSON object, not "
                         f"{type(data).__name__}; export the card again from SillyTavern.")
+    _check_nesting(data, where)
     spec, body = _card_body(data, where)
     _card_name(body, spec, where)  # a card without a name is an error even with a Mascot extension
+    from .lorebook import check_card_book
+    check_card_book(body, where)   # a lorebook within limits, so a card cannot blow up a prompt
     ext = body.get("extensions")
     mascot = ext.get(MASCOT_KEY) if isinstance(ext, dict) else None
     if isinstance(mascot, dict):
@@ -438,12 +444,22 @@ def _json_from_bytes(raw: bytes, path: Path, what: str) -> Any:
     if not text.strip():
         raise CardError(f"{path}: {what} is empty; export the card again from SillyTavern.")
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise CardError(f"{path}: {what} is not valid JSON (line {e.lineno}, column {e.colno}: "
                         f"{e.msg}); export the card again.") from None
     except RecursionError:
-        raise CardError(f"{path}: {what} is nested too deeply to read.") from None
+        raise CardError(f"{path}: {what} is nested too deeply to read; this is not a usable "
+                        "character card.") from None
+    _check_nesting(data, str(path))
+    return data
+
+
+def _check_nesting(data: Any, where: str) -> None:
+    try:
+        check_nesting(data, where)
+    except PersonaError as e:
+        raise CardError(str(e)) from None
 
 
 def _inflate(data: bytes, path: Path, kw: str) -> bytes:

@@ -117,6 +117,7 @@ class ChatSettings:
     max_tokens: int | None = None        # override every persona's max_tokens
     temperature: float | None = None     # override every persona's temperature
     history_tokens: int = DEFAULT_HISTORY_TOKENS  # recent transcript a companion reads; 0 = all that fits
+    memory: bool = True  # lorebooks and remembered facts in companions' prompts; facts found in messages
 
     def validate(self) -> None:
         from .director import POLICIES
@@ -219,6 +220,30 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return text, confused
+
+
+def note_head(name: str) -> str:
+    return f"(Notes for {name}; use them only where they fit, never read them out:)"
+
+
+def note_text(name: str, lines: list[str]) -> str:
+    """The note a companion reads right before its turn: lorebook entries and remembered facts.
+    It goes near the end of the prompt and stays in the companion's own transcript at that turn,
+    so its KV prefix stays valid; what it already read in its window is not repeated."""
+    return "\n".join([note_head(name), *(f"- {x}" for x in lines)])
+
+
+def note_lines(name: str, content: str) -> list[str]:
+    """The lines of a note (``note_text``); [] for any other message."""
+    head = note_head(name) + "\n"
+    return [x[2:] for x in content[len(head):].split("\n")] if content.startswith(head) else []
+
+
+def note_of(name: str, messages: list[dict[str, str]]) -> str:
+    """The note of a prompt built by ``speaker_request`` ("" when it has none)."""
+    if len(messages) >= 2 and note_lines(name, messages[-2]["content"]):
+        return messages[-2]["content"]
+    return ""
 
 
 def retry_request(req: GenRequest, free_turn: dict[str, str] | None = None) -> GenRequest:
@@ -358,6 +383,7 @@ class TranscriptItem:
     text: str
     id: int | None = None
     directive: str = ""  # what the Director told the speaker (kept: it is part of its KV prefix)
+    context: str = ""    # the note (lorebook entries, facts) it read before this turn (kept: the same)
 
 
 class GroupChat:
@@ -383,6 +409,8 @@ class GroupChat:
         self._policy_key: tuple[str, str | None] | None = None
         self._director_elsewhere: tuple[str, str] | None = None  # (name, group) of a Director trained on another group
         self._director_noticed: tuple[str, str | None] | None = None
+        self._books: dict[tuple[str, int], list[Any]] = {}
+        self.extra_facts: list[dict[str, Any]] = []  # facts given without a store (benchmarks)
         self.round = 0
         self.conversation_id = conversation_id
         if store is not None:
@@ -404,7 +432,8 @@ class GroupChat:
             self.muted = {r["name"] for r in rows if r["muted"]}
         for m in self.store.messages(cid):
             self.transcript.append(TranscriptItem(m["role"], m["speaker"], m["text"], m["id"],
-                                                  m.get("directive") or ""))
+                                                  m.get("directive") or "",
+                                                  (m.get("meta") or {}).get("context") or ""))
         self.round = self.store.last_round(cid)
         self.settings.policy = conv.get("policy") or self.settings.policy
 
@@ -491,6 +520,8 @@ class GroupChat:
         out = []
         for item in self.transcript[:upto]:
             if item.role == "companion" and item.speaker == persona.name:
+                if item.context:
+                    out.append({"role": "user", "content": item.context})
                 out.append(self._turn_note(persona, item.directive))
                 out.append({"role": "assistant", "content": self._clip(item.text, backend)})
             else:
@@ -523,15 +554,31 @@ class GroupChat:
         start = self._trim_start(key, [cost(m) for m in body], budget)
         return head + body[start:] + tail
 
-    def speaker_request(self, persona: Persona, directive: str, upto: int | None = None) -> GenRequest:
+    def speaker_request(self, persona: Persona, directive: str, upto: int | None = None,
+                        context: str | None = None) -> GenRequest:
+        """The companion's prompt: system prompt, transcript, then its note (``context``; None:
+        what its lorebooks and the remembered facts give now, less what it already read in its
+        window; "": none) and the turn note last."""
         backend = self._backend(persona)
         s = persona.sampling_settings()
         max_tokens = int(self.settings.max_tokens or s["max_tokens"])
-        head = [{"role": "system", "content": persona.system_prompt(self.names, self.settings.user_name)}]
+        head = [{"role": "system", "content": self._system_prompt(persona, backend)}]
         body = self._transcript_messages(persona, backend, upto)
         tail = [self._turn_note(persona, directive)]
+        lines = self._context_lines(persona, backend, upto) if context is None else []
+        if context is None and lines:  # room for all of them; only those not read yet are kept
+            context = note_text(persona.name, lines)
+        if context:
+            tail.insert(0, {"role": "user", "content": context})
         messages = self._fit(persona.name if upto is None else f"{persona.name}@{upto}", head, body,
                              tail, backend, max_tokens)
+        if lines:
+            seen = {x for m in messages[1:-2] for x in note_lines(persona.name, m["content"])}
+            fresh = [x for x in lines if x not in seen]
+            if fresh:
+                messages[-2]["content"] = note_text(persona.name, fresh)
+            else:
+                del messages[-2]
         others = [n for n in self.names if n != persona.name] + [self.settings.user_name]
         stop = sorted({f"\n{n}:" for n in others} | {f"\n**{n}" for n in others}
                       | {"\nUser:", "<|im_end|>", "<|im_start|>", "<|endoftext|>"})
@@ -541,6 +588,82 @@ class GroupChat:
                           top_p=float(s["top_p"]), top_k=int(s["top_k"]),
                           repeat_penalty=float(s["repeat_penalty"]), stop=stop,
                           seed=self.settings.seed)
+
+    def _lorebooks(self, persona: Persona) -> list[Any]:
+        """The persona's card lorebook and the group's, parsed once."""
+        from .lorebook import parse_book, persona_book
+        key = (persona.name, id(persona))
+        if key not in self._books:
+            books = [persona_book(persona)]
+            if getattr(self.group, "lorebook", None):
+                books.append(parse_book(self.group.lorebook, self.group.name))
+            self._books[key] = [b for b in books if b is not None]
+        return self._books[key]
+
+    def _system_prompt(self, persona: Persona, backend: Backend) -> str:
+        """The persona's stable prefix, with its lorebooks' constant entries (they never change,
+        so they are read once), before or after the character as each entry's position says."""
+        text = persona.system_prompt(self.names, self.settings.user_name)
+        if not self.settings.memory:
+            return text
+        count = lambda t: self._count(backend, t)
+        user = self.settings.user_name
+        before, after = [], []
+        for book in self._lorebooks(persona):
+            for e in book.constant(count, persona.name, user):
+                (before if e.position == "before_char" else after).append(e.text(persona.name, user))
+        return "\n".join([*before, text, *after])
+
+    def _context_lines(self, persona: Persona, backend: Backend, upto: int | None) -> list[str]:
+        """What this companion should have in mind before its turn (``note_text``): the lorebook
+        entries the recent messages trigger, then the pinned facts and the facts related to the
+        last few messages."""
+        if not self.settings.memory:
+            return []
+        from .memory import relevant_facts
+        count = lambda t: self._count(backend, t)
+        user = self.settings.user_name
+        recent = [t.text for t in self.transcript[:upto][-50:]]
+        lines: list[str] = []
+        for book in self._lorebooks(persona):
+            lines += [e.text(persona.name, user) for e in book.triggered(recent, count, persona.name, user)]
+        lines += relevant_facts(self.facts(), recent[-2:], count, user)  # the user's message and the one before
+        return list(dict.fromkeys(lines))
+
+    def facts(self) -> list[dict[str, Any]]:
+        """The remembered facts of this group (the memory panel's list)."""
+        if self.store is None or not hasattr(self.store, "memories"):
+            return list(self.extra_facts)
+        return self.store.memories(self.group.name) + list(self.extra_facts)
+
+    def remember(self, text: str, *, message_id: int | None = None, pinned: bool | None = None) -> int:
+        """Store a fact the user gave: typed (``text``) or a message they pinned (``message_id``;
+        a pinned message is kept as a pinned fact). Returns its id."""
+        from .memory import MAX_FACT_CHARS, check_fact
+        if self.store is None:
+            raise InputError("This chat is not saved (--no-save), so it cannot remember facts.")
+        if message_id is not None:
+            text = self.store.message(message_id)["text"]
+            text = " ".join(text.split())[:MAX_FACT_CHARS]
+        text = check_fact(text)
+        source = "pinned" if message_id is not None else "typed"
+        return self.store.add_memory(self.group.name, text, source=source,
+                                     conversation_id=self.conversation_id, message_id=message_id,
+                                     pinned=message_id is not None if pinned is None else pinned)
+
+    def _remember_said(self, text: str) -> Iterator[Event]:
+        """Facts the user just stated (``memory.extract_facts``), stored and announced."""
+        if self.store is None or not self.settings.memory or not hasattr(self.store, "add_memory"):
+            return
+        from .memory import extract_facts
+        known = {f["text"].casefold() for f in self.store.memories(self.group.name)}
+        uid = self.transcript[-1].id if self.transcript else None
+        for fact in extract_facts(text):
+            if fact.casefold() in known:
+                continue
+            fid = self.store.add_memory(self.group.name, fact, source="auto",
+                                        conversation_id=self.conversation_id, message_id=uid)
+            yield Event("memory", {"id": fid, "text": fact, "source": "auto", "message_id": uid})
 
     def _director_transcript(self, backend: Backend, opening: bool = False) -> list[dict[str, str]]:
         """The transcript as the Director reads it: the user's messages whole (clipped like the
@@ -571,7 +694,7 @@ class GroupChat:
             backend = self._backend(persona)
             if not hasattr(backend, "prefill"):
                 continue
-            req = self.speaker_request(persona, "")
+            req = self.speaker_request(persona, "", context="")  # the note depends on the next message
             req.messages = req.messages[:-1]
             self.last_warm[persona.name] = backend.prefill(req, cancel)
             total += self.last_warm[persona.name]
@@ -621,6 +744,8 @@ class GroupChat:
         if verdict.risk and verdict.level == "urgent":
             yield from self._safety_round(verdict, spoken)
             return
+        if not verdict.risk:  # a crisis message becomes a fact only if the user pins it
+            yield from self._remember_said(text)
         if verdict.risk:  # concern: show resources, and companions check in seriously
             yield Event("safety", {"category": verdict.category, "level": verdict.level,
                                    "evidence": verdict.evidence,
@@ -769,7 +894,7 @@ class GroupChat:
         item = self.transcript[idx]
         persona = self.member(item.speaker)
         directive = self.store.message(message_id).get("directive", "") if self.store else ""
-        req = self.speaker_request(persona, directive, upto=idx)
+        req = self.speaker_request(persona, directive, upto=idx, context=item.context)
         req.seed = (req.seed or 0) + 7919 * (len(self.store.variants(message_id)) if self.store else 1)
         req.temperature = max(req.temperature, 0.7)
         t0 = time.perf_counter()
@@ -823,6 +948,7 @@ class GroupChat:
     def _speak(self, persona: Persona, decision: Decision, cancel: threading.Event,
                free_retry: bool = True) -> Iterator[Event]:
         req = self.speaker_request(persona, decision.directive)
+        context = note_of(persona.name, req.messages)
         t0 = time.perf_counter()
         result: Any = None
         for out in self._generate_reply(persona, req, cancel, recent=self.recent_replies(),
@@ -841,6 +967,8 @@ class GroupChat:
         # the directive the reply was written under: none when it came from a copy's free retry
         directive = "" if self.last_free_retry else decision.directive
         meta = {"role_confusion": confused, "director_valid": decision.valid, "source": decision.source}
+        if context:
+            meta["context"] = context
         if directive != decision.directive:
             meta["directive_dropped"] = decision.directive
         mid = self._commit("companion", persona.name, text, directive=directive,
@@ -849,10 +977,10 @@ class GroupChat:
                            completion_tokens=stats.completion_tokens,
                            latency_ms=round((time.perf_counter() - t0) * 1000, 1),
                            ttft_ms=round(stats.ttft * 1000, 1), status=status, meta=meta)
-        self.transcript.append(TranscriptItem("companion", persona.name, text, mid, directive))
+        self.transcript.append(TranscriptItem("companion", persona.name, text, mid, directive, context))
         yield Event("message", {"id": mid, "speaker": persona.name, "text": text,
                                 "directive": directive, "color": persona.color,
-                                "status": status, "role_confusion": confused,
+                                "status": status, "role_confusion": confused, "context": context,
                                 "prompt_tokens": stats.prompt_tokens,
                                 "prefilled_tokens": stats.prefilled_tokens,
                                 "completion_tokens": stats.completion_tokens,

@@ -43,6 +43,10 @@ from .paths import assets_dir, user_dir
 MAX_FILE_BYTES = 2_000_000
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 _NAME = re.compile(r"^[^\n\r:]{1,40}$")
+MAX_NESTING = 64  # deeper JSON than this is no persona, card or lorebook (and would exhaust recursion)
+# labels the prompt gives to roles: a name ending in one of them reads as that role's turn
+ROLE_LABELS = ("user", "assistant", "system", "director", "you")
+_BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 SAMPLING_LIMITS: dict[str, tuple[type, float, float]] = {
     "temperature": (float, 0.0, 2.0),
@@ -117,6 +121,7 @@ class PersonaSet:
     members: list[Persona]
     domain: str = "general"
     source: str = ""
+    lorebook: dict[str, Any] | None = None  # the group's own lorebook (V2 character_book form)
 
     def member(self, name: str) -> Persona:
         for p in self.members:
@@ -130,8 +135,11 @@ class PersonaSet:
         return [p.name for p in self.members]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "description": self.description,
-                "domain": self.domain, "members": [p.to_dict() for p in self.members]}
+        out = {"name": self.name, "title": self.title, "description": self.description,
+               "domain": self.domain, "members": [p.to_dict() for p in self.members]}
+        if self.lorebook:
+            out["lorebook"] = self.lorebook
+        return out
 
 
 def default_color(name: str) -> str:
@@ -184,13 +192,58 @@ def _text_list(data: dict, key: str, where: str, *, required: bool, max_items: i
     return out
 
 
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a companion's or group's display name, or None: it must be printable
+    text (no control, bidirectional-override or unassigned characters), not look like a file
+    path, and not be or end in a role label ("User", "Assistant", ...), which the prompt and the
+    reply cleanup read as another speaker's turn."""
+    import unicodedata
+    for ch in name:
+        if ch in _BIDI:
+            return f"contains the invisible text-direction character U+{ord(ch):04X}"
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cs", "Co", "Cn") or (cat == "Cf" and ch not in "\u200c\u200d"):
+            return f"contains the control character U+{ord(ch):04X}"
+    if "/" in name or "\\" in name or name.startswith("."):
+        return "looks like a file path"
+    if "<|" in name or "|>" in name:
+        return "contains a chat-template marker"
+    words = re.findall(r"\w+", name.casefold())
+    if words and words[-1] in ROLE_LABELS:
+        return f"ends in '{words[-1]}', a role label in the chat"
+    return None
+
+
+def _display_name(data: dict, where: str, limit: int, *, required: bool, default: str = "") -> str:
+    name = _text(data, "name", where, required=required, limit=limit, default=default)
+    if name and not _NAME.match(name):
+        raise PersonaError(f"{where}: field 'name' must be one line without ':'.")
+    why = name_problem(name) if name else None
+    if why:
+        raise PersonaError(f"{where}: field 'name' {why}; use a plain name such as 'Mia'.")
+    return name
+
+
+def check_nesting(data: Any, where: str, limit: int = MAX_NESTING) -> None:
+    """Raise PersonaError when parsed JSON nests deeper than ``limit`` (checked without recursion,
+    so a hostile file cannot exhaust Python's stack later, when it is copied or written)."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            raise PersonaError(f"{where}: the JSON is nested more than {limit} levels deep; "
+                               "this is not a usable persona or card.")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+
+
 def persona_from_dict(data: Any, where: str = "persona") -> Persona:
     """Validate a persona dict; errors name the field and say how to fix it."""
     if not isinstance(data, dict):
         raise PersonaError(f"{where}: a persona must be a JSON object, not {type(data).__name__}.")
-    name = _text(data, "name", where, required=True, limit=40)
-    if not _NAME.match(name):
-        raise PersonaError(f"{where}: field 'name' must be one line without ':'.")
+    name = _display_name(data, where, 40, required=True)
     where = f"{where} '{name}'"
     role = _text(data, "role", where, required=True, limit=200)
     traits = _text_list(data, "traits", where, required=True, max_items=12, limit=80)
@@ -249,13 +302,18 @@ def set_from_dict(data: Any, where: str) -> PersonaSet:
         if p.name.lower() in seen:
             raise PersonaError(f"{where}: two members are named '{p.name}'; names must be unique.")
         seen.add(p.name.lower())
-    name = _text(data, "name", where, required=False, limit=60, default="") or Path(where).stem
+    name = _display_name(data, where, 60, required=False) or Path(where).stem
+    lorebook = data.get("lorebook")
+    if lorebook is not None:
+        from .lorebook import parse_book
+        parse_book(lorebook, f"{where}: field 'lorebook'")
     return PersonaSet(
         name=name,
         title=_text(data, "title", where, required=False, limit=120, default=name),
         description=_text(data, "description", where, required=False, limit=1000),
         domain=_text(data, "domain", where, required=False, limit=40, default="general"),
         members=members,
+        lorebook=lorebook or None,
     )
 
 
@@ -276,9 +334,14 @@ def read_json_file(path: Path, what: str = "file") -> Any:
     if not text.strip():
         raise PersonaError(f"{path}: the file is empty; it should hold JSON.")
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise PersonaError(f"{path}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}.") from None
+    except RecursionError:
+        raise PersonaError(f"{path}: the JSON is nested too deeply to read; this is not a usable "
+                           f"{what}.") from None
+    check_nesting(data, str(path))
+    return data
 
 
 def load_set_file(path: Path) -> PersonaSet:

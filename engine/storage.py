@@ -107,6 +107,17 @@ def m005_model_adapters(db: sqlite_utils.Database) -> None:
     db["models"].add_column("base", str, not_null_default="")
 
 
+@migration
+def m006_memories(db: sqlite_utils.Database) -> None:
+    """Facts the companions remember about the user, per group (engine.memory), with the
+    conversation and message each came from."""
+    db["memories"].create({
+        "id": int, "group_name": str, "conversation_id": int, "message_id": int, "text": str,
+        "source": str, "pinned": int, "created": str, "updated": str,
+    }, pk="id")
+    db["memories"].create_index(["group_name"])
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -188,6 +199,11 @@ class Store:
         self.conversation(cid)
         with self._lock:
             with self.db.conn:
+                # facts found in it go with it; those the user typed or pinned stay, unlinked
+                self.db.execute("delete from memories where conversation_id = ? and source = 'auto' "
+                                "and pinned = 0", [cid])
+                self.db.execute("update memories set conversation_id = null, message_id = null "
+                                "where conversation_id = ?", [cid])
                 self.db.execute("delete from messages where conversation_id = ?", [cid])
                 self.db.execute("delete from members where conversation_id = ?", [cid])
                 self.db.execute("delete from conversations where id = ?", [cid])
@@ -196,7 +212,7 @@ class Store:
     def delete_all(self) -> None:
         with self._lock:
             with self.db.conn:
-                for t in ("messages", "members", "conversations", "models"):
+                for t in ("memories", "messages", "members", "conversations", "models"):
                     self.db.execute(f"delete from {t}")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.db.execute("VACUUM")
@@ -291,6 +307,50 @@ class Store:
     def last_round(self, cid: int) -> int:
         row = self.db.execute("select max(round) from messages where conversation_id = ?", [cid]).fetchone()
         return int(row[0] or 0)
+
+    # -- memory: facts the companions remember about the user, per group ------------------------
+    def add_memory(self, group_name: str, text: str, *, source: str, conversation_id: int | None = None,
+                   message_id: int | None = None, pinned: bool = False) -> int:
+        with self._lock, self.db.conn:
+            ts = now()
+            return int(self.db["memories"].insert({
+                "group_name": group_name, "conversation_id": conversation_id,
+                "message_id": message_id, "text": text, "source": source, "pinned": int(pinned),
+                "created": ts, "updated": ts}).last_pk)
+
+    def memories(self, group_name: str | None = None) -> list[dict[str, Any]]:
+        """Facts, oldest first (of one group, or all), with the title of the conversation each
+        came from (None when it came from none, or that conversation was deleted)."""
+        sql = ("select m.*, c.title as conversation_title from memories m "
+               "left join conversations c on c.id = m.conversation_id")
+        params: list[Any] = []
+        if group_name is not None:
+            sql += " where m.group_name = ?"
+            params = [group_name]
+        return [dict(r, pinned=bool(r["pinned"])) for r in self.db.query(sql + " order by m.id", params)]
+
+    def memory(self, fid: int) -> dict[str, Any]:
+        try:
+            r = self.db["memories"].get(fid)
+        except sqlite_utils.db.NotFoundError:
+            raise NotFound(f"No remembered fact {fid}; it may have been forgotten already.") from None
+        return dict(r, pinned=bool(r["pinned"]))
+
+    def update_memory(self, fid: int, *, text: str | None = None, pinned: bool | None = None) -> None:
+        self.memory(fid)
+        fields: dict[str, Any] = {"updated": now()}
+        if text is not None:
+            fields["text"] = text
+        if pinned is not None:
+            fields["pinned"] = int(pinned)
+        with self._lock, self.db.conn:
+            self.db["memories"].update(fid, fields)
+
+    def delete_memory(self, fid: int) -> None:
+        """Forget a fact (the freed page is overwritten: secure_delete)."""
+        self.memory(fid)
+        with self._lock, self.db.conn:
+            self.db.execute("delete from memories where id = ?", [fid])
 
     # -- models -------------------------------------------------------------------------------
     def upsert_model(self, info: dict[str, Any]) -> None:

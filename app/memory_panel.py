@@ -1,0 +1,101 @@
+"""What the companions know about you: the group's remembered facts, to add, edit, pin and forget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSize
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QInputDialog, QLabel, QListView,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from .item_models import ROW, MemoryListModel
+
+
+class MemoryPanel(QWidget):
+    def __init__(self, session: Any, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.model: MemoryListModel = session.memory
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(16, 14, 16, 12)
+        lay.setSpacing(6)
+        title = QLabel("What they know about you")
+        title.setObjectName("PanelTitle")
+        hint = QLabel("Facts this group's companions remember, kept only on this computer. Pinned "
+                      "facts are always in their notes; the others when the talk touches them.")
+        hint.setObjectName("Hint")
+        hint.setWordWrap(True)
+        self.list = QListView()
+        self.list.setObjectName("MemoryList")
+        self.list.setModel(self.model)
+        self.list.setWordWrap(True)
+        self.list.setIconSize(QSize(0, 0))
+        self.list.setSpacing(2)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list.doubleClicked.connect(lambda _i: self.edit())
+        self.empty = QLabel("Nothing yet. Tell them about yourself, pin a message "
+                            "(right-click → Remember this), or add a fact.")
+        self.empty.setObjectName("Hint")
+        self.empty.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.setSpacing(6)
+        self.add_button = QPushButton("Add…")
+        self.edit_button = QPushButton("Edit…")
+        self.pin_button = QPushButton("Pin")
+        self.forget_button = QPushButton("Forget this")
+        self.forget_button.setObjectName("Danger")
+        for b, slot in ((self.add_button, self.add), (self.edit_button, self.edit),
+                        (self.pin_button, self.toggle_pin), (self.forget_button, self.forget)):
+            b.clicked.connect(lambda _c=False, f=slot: f())
+            buttons.addWidget(b)
+        lay.addWidget(title)
+        lay.addWidget(hint)
+        lay.addWidget(self.empty)
+        lay.addWidget(self.list, 1)
+        lay.addLayout(buttons)
+        self.model.modelReset.connect(self._update)
+        self.list.selectionModel().selectionChanged.connect(self._update)
+        self._update()
+
+    def selected(self) -> dict[str, Any] | None:
+        rows = self.list.selectionModel().selectedRows()
+        return rows[0].data(ROW) if rows else None
+
+    def _update(self, *_: object) -> None:
+        self.empty.setVisible(self.model.rowCount() == 0)
+        row = self.selected()
+        for b in (self.edit_button, self.pin_button, self.forget_button):
+            b.setEnabled(row is not None)
+        self.pin_button.setText("Unpin" if row and row.get("pinned") else "Pin")
+
+    def add(self) -> None:
+        text, ok = QInputDialog.getMultiLineText(self, "Add a fact", "What should the companions "
+                                                 "remember about you?")
+        if ok and text.strip():
+            self.session.add_fact(text)
+
+    def edit(self) -> None:
+        row = self.selected()
+        if row is None:
+            return
+        text, ok = QInputDialog.getMultiLineText(self, "Edit a fact", "Remembered:", row["text"])
+        if ok and text.strip() and text.strip() != row["text"]:
+            self.session.edit_fact(row["id"], text)
+            self._select(row["id"])
+
+    def toggle_pin(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.session.pin_fact(row["id"], not row.get("pinned"))
+            self._select(row["id"])
+
+    def _select(self, fid: int) -> None:
+        i = self.model.row_of(fid)
+        if i >= 0:
+            self.list.setCurrentIndex(self.model.index(i))
+
+    def forget(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.session.forget_fact(row["id"])
