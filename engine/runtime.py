@@ -184,6 +184,8 @@ class LlamaRuntime:
         except ImportError:
             raise ModelError("llama-cpp-python is not installed; run `make run` or "
                              "`pip install llama-cpp-python`.") from None
+        from .llama_check import ensure_llama_works, probe_model
+        ensure_llama_works(probe_model(model_path))  # a CPU that refuses the build: one line, no SIGILL
         # the template is checked before loading: one that cannot render a group chat is refused
         # with what failed (never replaced by ChatML; engine/chat_format.py)
         self.format = ChatFormat(info.chat_template or None, name=Path(model_path).name)

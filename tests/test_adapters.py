@@ -408,10 +408,14 @@ def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
                                                   max_tokens=16, seed=1),
                      store=store, backend_for=recording)
     events = list(chat.send("Any idea for a quiet evening?", threading.Event()))
-    messages = [e.data for e in events if e.type == "message"]
-    assert [m["speaker"] for m in messages] == ["Ben", "Mia"], [e.to_dict() for e in events]
-    stored = {m["speaker"]: m for m in store.messages(chat.conversation_id)}
-    assert stored["Mia"]["model"] == "mia-lora" and stored["Ben"]["model"] != "mia-lora"
+    # both turns ran, Ben's on the plain base model and Mia's on her adapter (whether a reply is
+    # then posted or dropped as a copy depends on the words, which differ between CPUs)
+    assert [c[0] for c in calls][:2] == [None, "mia-lora"], [e.to_dict() for e in events]
+    assert any(e.type == "message" for e in events)
+    members = {p.name: p.model for p in group.members}
+    for row in store.messages(chat.conversation_id):
+        if row["role"] == "companion":  # every stored reply names the model that wrote it
+            assert (row["model"] == "mia-lora") == (members[row["speaker"]] == "mia-lora"), row
     # Mia spoke after Ben on the shared runtime; her raw reply is what she gets alone
     model, req, pieces = [c for c in calls if c[0] == "mia-lora"][-1]
     fresh = LlamaRuntime(factory(None).path, n_ctx=1024, n_threads=1)

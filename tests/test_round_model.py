@@ -128,13 +128,20 @@ def test_director_reads_ahead_while_the_user_types_and_decides_the_same(store, r
 
 def test_kv_cache_reused_on_the_next_turn(store, real_backend_for):
     chat = support_chat(store, real_backend_for, policy="round-robin", max_speakers=1, min_speakers=1)
-    first = [e.data for e in events_of(run_round(chat, "Hi everyone."), "message")][0]
-    for text in ("It has been a long week.", "Work was a lot.", "And I slept badly."):
-        run_round(chat, text)
-    again = [e.data for e in events_of(run_round(chat, "What do you think?"), "message")][0]
-    # every companion has spoken once; the first one speaks again with its prefix cached
-    rows = [r for r in store.messages(chat.conversation_id) if r["speaker"] == first["speaker"]]
-    assert len(rows) == 2
+    spoken: set[str] = set()
+    again = None
+    # one companion a round; a reply the copy guard drops lets another answer, so rounds go on
+    # until someone speaks a second time (whichever companion that is on this CPU's rounding)
+    for text in ("Hi everyone.", "It has been a long week.", "Work was a lot.", "And I slept badly.",
+                 "What do you think?", "Anything else?", "Thanks, all."):
+        for msg in [e.data for e in events_of(run_round(chat, text), "message")]:
+            if msg["speaker"] in spoken and again is None:
+                again = msg
+            spoken.add(msg["speaker"])
+        if again:
+            break
+    assert again is not None, spoken
+    # that companion's persona prefix and earlier turns are cached: only what is new is read
     assert again["prefilled_tokens"] < again["prompt_tokens"] * 0.6, again
 
 
@@ -449,18 +456,22 @@ def test_a_director_trained_on_another_group_is_announced_once(store, real_backe
         "directive_mode": "menu"}))
     chat = support_chat(store, real_backend_for, max_speakers=1)
     chat.settings.director_model = str(trained)
+    notice = ("The Director model director-workplace-grpo was trained on the 'workplace' group, not "
+              "'support'; its choices may fit this group less well.")
+
+    def trained_notices(events):  # other notices ("X had nothing to add.") depend on the replies
+        return [e.data["text"] for e in events_of(events, "notice") if "was trained on" in e.data["text"]]
     first = run_round(chat, "I keep putting off calling my mum back.")
-    assert [e.data["text"] for e in events_of(first, "notice")] == [
-        "The Director model director-workplace-grpo was trained on the 'workplace' group, not "
-        "'support'; its choices may fit this group less well."]
+    assert trained_notices(first) == [notice]
+    assert events_of(first, "notice")[0].data["text"] == notice  # the round opens with it
     assert [e.data["source"] for e in events_of(first, "director")][0] == "director"
-    assert not events_of(run_round(chat, "Maybe tonight."), "notice")
+    assert not trained_notices(run_round(chat, "Maybe tonight."))
     (export / "manifest.json").write_text(json.dumps({
         "name": "director-workplace-grpo", "role": "director", "group": "support", "directive_mode": "menu"}))
     chat.settings.director_model = None
     chat.policy()
     chat.settings.director_model = str(trained)  # the same group now: nothing to say
-    assert not events_of(run_round(chat, "Or tomorrow."), "notice")
+    assert not trained_notices(run_round(chat, "Or tomorrow."))
 
 
 def test_a_copy_of_a_recent_reply_is_generated_again_on_the_bundled_model(store, real_backend_for):
