@@ -505,9 +505,11 @@ def test_hyperbole_is_concern_not_urgent():
     assert result.level == "concern" and result.category == "suicide"
 
 
-def test_third_person_fiction_is_concern_not_urgent():
-    result = assess("the character in my novel commits suicide")
-    assert result.level == "concern"
+def test_fiction_is_not_flagged_but_a_friend_at_risk_is_concern():
+    # a story, the news or a class is no reason to step out of the chat (issue 21's near-miss)
+    assert not assess("the character in my novel commits suicide").risk
+    assert not assess("I'm reading a novel about a suicide case").risk
+    # someone else at risk: a check-in (the user may need help supporting them), not urgent
     assert assess("my friend says she wants to die").level == "concern"
 
 

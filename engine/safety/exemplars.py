@@ -1,0 +1,95 @@
+"""The labelled exemplar set (assets/safety/exemplars.jsonl) and the screen's scores on it.
+
+Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
+fiction, everyday: no risk), ``level`` (what the screen should say) and ``split`` (train/test,
+fixed once from a hash of the language and text). The learned layer is fitted on ``train`` only;
+the targets in docs/safety.md and tests/test_safety.py are measured on ``test``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from ..errors import MascotError
+from ..paths import assets_dir
+from .result import SafetyResult
+
+RISK = ("emergency", "urgent", "concern")
+BENIGN = ("idiom", "fiction", "everyday")
+CATEGORIES = RISK + BENIGN
+LANGS = ("en", "de", "fr")
+RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    text: str
+    lang: str
+    category: str
+    level: str
+    split: str
+
+
+def default_path() -> Path:
+    return assets_dir() / "safety" / "exemplars.jsonl"
+
+
+@lru_cache(maxsize=4)
+def load(path: Path | None = None) -> tuple[Exemplar, ...]:
+    """Every exemplar; a malformed file raises MascotError with the line number."""
+    path = Path(path) if path is not None else default_path()
+    rows = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise MascotError(f"The safety exemplar file {path} cannot be read ({e}).") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            ex = Exemplar(d["text"], d["lang"], d["category"], d["level"], d["split"])
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            raise MascotError(f"{path} line {n} is not a valid exemplar ({e}).") from None
+        if ex.category not in CATEGORIES or ex.split not in ("train", "test") \
+                or ex.level not in RANK:
+            raise MascotError(f"{path} line {n}: unknown category, level or split.")
+        rows.append(ex)
+    return tuple(rows)
+
+
+def split(name: str, path: Path | None = None) -> list[Exemplar]:
+    return [e for e in load(path) if e.split == name]
+
+
+@dataclass
+class Scores:
+    """Per (category, language): how many messages, and how many reached each level."""
+    counts: Counter
+    levels: Counter            # (category, lang, level) -> n
+    confusion: Counter         # (expected level, predicted level) -> n
+
+    def rate(self, categories: tuple[str, ...], at_least: str,
+             langs: tuple[str, ...] = LANGS) -> tuple[int, int]:
+        """(hits, total): messages of ``categories`` whose level is at least ``at_least``."""
+        total = sum(self.counts[(c, lg)] for c in categories for lg in langs)
+        hits = sum(n for (c, lg, lv), n in self.levels.items()
+                   if c in categories and lg in langs and RANK[lv] >= RANK[at_least])
+        return hits, total
+
+
+def score(exemplars: list[Exemplar], screen: Callable[[str], SafetyResult]) -> Scores:
+    counts: Counter = Counter()
+    levels: Counter = Counter()
+    confusion: Counter = Counter()
+    for ex in exemplars:
+        level = screen(ex.text).level
+        counts[(ex.category, ex.lang)] += 1
+        levels[(ex.category, ex.lang, level)] += 1
+        confusion[(ex.level, level)] += 1
+    return Scores(counts, levels, confusion)

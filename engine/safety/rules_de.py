@@ -1,0 +1,221 @@
+"""German rule tables for the risk screen (data only; the logic is in ``screen.py``).
+
+Patterns run over the light normal form (``screen.normalise_light``): lower case, accents and
+umlauts folded (ü -> u, ß -> ss), punctuation as a clause boundary ``|``. Rows are
+``(weight, regex, flags)`` with the flags documented in ``screen.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+LANG = "de"
+
+# A gap of up to N words that is not a negation ("ich will mich nicht umbringen").
+_NEG = r"(?:nicht|nie|niemals|kein|keine|keinen|keinesfalls)"
+_GAP = r"(?:(?!" + _NEG + r"\b)\w+ ){0,3}"
+_GAP6 = r"(?:(?!" + _NEG + r"\b)\w+ ){0,6}"
+_PILLS = (r"(?:tabletten|pillen|schlaftabletten|schlafmittel|medikamente|medis|paracetamol"
+          r"|ibuprofen|antidepressiva|beruhigungsmittel|insulin|tavor|tramadol)")
+_MANY = (r"(?:alle|ganze|ganzen|packung|packungen|schachtel|dose|blister|flasche|handvoll"
+         r"|zu viele|viel zu viele|\d{2,})")
+_HIGH = (r"(?:brucke|dach|hochhaus|balkon|klippe|parkhaus|turm|rand|kante|fenstersims|gleis"
+         r"|gleisen|gleise|schienen|bahnsteig|geländer|gelander|abgrund)")
+
+ELISIONS: list[tuple[str, str]] = [
+    (r"\b(\w+)'s\b", r"\1 es"),                          # "hab's" -> "hab es", "geht's"
+]
+
+# Chat spellings and common misspellings -> canonical words.
+TOKEN_MAP: dict[str, str] = {
+    "hab": "habe", "grad": "gerade", "gerad": "gerade", "ne": "eine", "nen": "einen",
+    "nem": "einem", "bissl": "bisschen", "nich": "nicht", "nit": "nicht", "net": "nicht",
+    "ned": "nicht", "nix": "nichts", "is": "ist", "umbrigen": "umbringen",
+    "umbringn": "umbringen", "umbrinegn": "umbringen", "selbstmort": "selbstmord",
+    "suizit": "suizid", "sterbn": "sterben", "tablleten": "tabletten", "tablette": "tabletten",
+    "pille": "pillen", "mich selbst": "mich", "wos": "was", "mir selbst": "mir",
+    "kms": "mich umbringen", "ritz": "ritze",
+}
+# Words matched with edit distance <= 1 (all >= 6 letters).
+FUZZY_WORDS = ("umbringen", "suizidal", "selbstmord", "tabletten", "schlaftabletten",
+               "abschiedsbrief", "abschiedsbriefe", "verabschiedet", "testament", "sterben",
+               "aufwachen", "hoffnungslos", "pulsadern", "geschluckt", "selbstverletzung")
+PHRASE_MAP: list[tuple[str, str]] = [
+    (r"\bmich selbst\b", "mich"),
+    (r"\bmir selbst\b", "mir"),
+    (r"\bu bahn\b", "ubahn"),
+]
+FILLERS = frozenset({"einfach", "echt", "wirklich", "halt", "eben", "total", "voll", "ja",
+                     "doch", "mal", "wohl", "eigentlich", "ehrlich", "gesagt", "so", "irgendwie",
+                     "grade", "schon"})
+HYPERBOLE = re.compile(r"\b(?:haha\w*|hihi\w*|lol+|xd|nur spass|war ein witz|scherz)\b")
+SERIOUS = re.compile(r"\b(?:ernst|kein witz|kein scherz|im ernst|ernsthaft)\b")
+
+FIRST = frozenset({"ich", "mich", "mir", "mein", "meine", "meinen", "meinem", "meiner", "wir",
+                   "uns", "unser"})
+THIRD = frozenset({
+    "er", "sie", "ihr", "ihn", "ihm", "sein", "seine", "seinen", "ihre", "ihren", "man",
+    "freund", "freundin", "bruder", "schwester", "mutter", "vater", "mama", "papa", "oma", "opa",
+    "sohn", "tochter", "chef", "chefin", "kollege", "kollegin", "figur", "hauptfigur", "held",
+    "heldin", "schurke", "opfer", "roman", "film", "buch", "serie", "folge", "artikel",
+    "nachrichten", "doku", "krimi", "spiel", "lied", "faust", "werther", "autor", "autorin",
+    "jemand", "niemand", "leute", "patient", "patientin",
+})
+MEDIA = re.compile(r"\b(?:roman\w*|buch|bucher|film\w*|serie|folge|staffel|figur|hauptfigur"
+                   r"|artikel|nachrichten|zeitung|doku\w*|krimi|podcast|hausarbeit|referat"
+                   r"|unterricht|vorlesung|seminar|studie|statistik|rate|praventio\w*|pravention"
+                   r"|geschichte|gedicht|theater|drama|spiel|rollenspiel|ehrenamt\w*"
+                   r"|telefonseelsorge|werther\w*|faust"
+                   r"|\w+(?:rate|raten|pravention|forschung|statistik))\b")
+NEGATION_TAIL = re.compile(
+    r"\b" + _NEG + r"\b(?: (?!(?:warum|wenn|aber|wie|weil|dass|und|oder|ob|mehr)\b)[a-z]+){0,3} $")
+REPORTED_TAIL = re.compile(r"\b(?:sagt|sagen|sagte|sagten|schreibt|schrieb) (?:mir )?(?:ich soll|ich solle"
+                           r"|dass ich)(?: \w+){0,2} $")
+PAST = re.compile(r"\b(?:fruher|als kind|als teenager|als jugendlicher|vor jahren|damals"
+                  r"|in der schulzeit)\b")
+NOT_PAST = re.compile(r"\b(?:jetzt|wieder|immer noch|noch immer|heute|gerade|seit kurzem"
+                      r"|zuletzt|in letzter zeit)\b")
+
+IDIOMS = [
+    r"\b(?:sterbe|sterben|stirbt|sterb) (?:\w+ )?vor (?:hunger|langeweile|durst|hitze|kalte"
+    r"|neugier|lachen|angst|scham|muhe|sehnsucht)\b",
+    r"\blach(?:e)? mich (?:\w+ )?tot\b|\btotgelacht\b|\btodmude\b|\btodlangweilig\b",
+    r"\b(?:handy|akku|laptop|computer|pc|auto|batterie|pflanze|pflanzen|drucker|router) (?:ist"
+    r" |sind |war )?(?:tot|gestorben|hinuber)\b",
+    r"\b(?:bringt|bringen|brachte) mich (?:\w+ ){0,2}um\b",           # der Stau bringt mich um
+    r"\b(?:wurde|wurd) (?:\w+ ){0,3}fur (?:einen|eine|ein|\w+) (?:\w+ )?(?:toten|morden)\b",
+    r"\b(?:killt|killen|toten|umbringen|ermorden) (?:\w+ ){0,2}wenn ich (?:\w+ ){0,3}(?:zu spat"
+    r"|schlecht|nicht)\b",
+    r"\bmorderisch\w*\b",
+    r"\b(?:prozess|task|programm|app) (?:killen|beenden|abschiessen)\b",
+    r"\bmache? (?:schluss|sclhuss) mit (?:ihm|ihr|dir|meinem \w+|meiner \w+|\w+)\b",
+    r"\bhat (?:\w+ ){0,2}schluss gemacht\b",
+]
+
+RULES: dict[str, list[tuple[float, str, str]]] = {
+    "suicide": [
+        # behaviour in progress
+        (0.95, r"\b(?:habe|hatte|ich) (?:\w+ ){0,6}" + _MANY + r" (?:\w+ ){0,4}" + _PILLS
+               + r" (?:\w+ ){0,3}(?:genommen|geschluckt|eingenommen|eingeworfen|getrunken)\b",
+         "e"),
+        (0.95, r"\b(?:habe|hatte) (?:\w+ ){0,4}(?:rattengift|gift|frostschutzmittel|bleiche"
+               r"|abflussreiniger|putzmittel) (?:\w+ ){0,2}(?:geschluckt|getrunken|genommen)\b",
+         "e"),
+        (0.95, r"\b(?:er|sie|freund|freundin|bruder|schwester|mutter|vater|sohn|tochter) (?:\w+ )"
+               r"{0,8}" + _MANY + r" (?:\w+ ){0,3}" + _PILLS + r" (?:\w+ ){0,2}(?:genommen"
+               r"|geschluckt)\b", "e"),
+        (0.95, r"\b(?:stehe|sitze|bin|hocke|liege) (?:\w+ ){0,3}(?:auf|an|am|neben|uber) (?:der"
+               r" |dem |den |einer |einem )?" + _HIGH + r"\b(?=.*\b(?:spring\w*|sprung|runter"
+               r"|tief|hoch|zug|warte|sterben|schluss|ende|vorbei|tot)\b)", "e"),
+        (0.95, r"\b(?:seil|strick|schlinge|gurtel) (?:\w+ ){0,2}(?:hangt|ist fest|ist"
+               r" festgemacht|um den hals|um meinen hals)\b", "e"),
+        (0.95, r"\bauto (?:\w+ ){0,3}motor (?:\w+ ){0,3}(?:lauft|an)\b(?=.*\bgarage\b)", "e"),
+        (0.95, r"\b(?:habe|hab) (?:\w+ ){0,4}uberdosis (?:\w+ ){0,2}genommen\b", "e"),
+        # explicit
+        (0.95, r"\b(?:mich|mir) " + _GAP + r"(?:umbringen|umzubringen|umgebracht|toten|zu toten"
+               r"|erhangen|zu erhangen|erschiessen|zu erschiessen|vergiften|ertranken"
+               r"|suizidieren|das leben (?:zu )?nehmen)\b", "f"),
+        (0.95, r"\b(?:ich )?bring(?:e)? (?:ich )?mich " + _GAP + r"um\b", "f"),
+        (0.95, r"\bnehme? (?:ich )?mir " + _GAP + r"das leben\b", "f"),
+        (0.95, r"\b(?:meinem|mein) leben (?:ein )?ende (?:setzen|machen|bereiten)\b", "f"),
+        (0.90, r"\b(?:selbstmord|suizid) (?:zu )?(?:begehen|machen|begehe)\b", "s"),
+        (0.90, r"\b(?:suizidal|selbstmordgefahrdet|suizidgefahrdet)\b|\b(?:selbstmord|suizid)"
+               r"gedanken\b", "t"),
+        (0.60, r"\b(?:suizid|selbstmord)\w*\b", "t"),
+        (0.90, r"\b(?:will|mochte|mocht|wurde gern|wurde lieber|wunsche mir) " + _GAP
+               + r"sterben\b", "s"),
+        (0.45, r"\b(?:will|wollen|mochte) sterben\b", ""),
+        (0.90, r"\b(?:will|mochte|kann|werde) (?:\w+ )?nicht mehr (?:leben|weiterleben|da sein"
+               r"|hier sein|existieren|aufwachen)\b|\bkeine lust mehr (?:zu|auf) leben\b", "n"),
+        (0.85, r"\blieber tot\b|\bware (?:ich )?(?:lieber )?tot\b|\bwunschte (?:\w+ )?ich ware"
+               r" tot\b", "n"),
+        (0.70, r"\bware (?:\w+ )?nie geboren\b|\bnie geboren (?:worden )?(?:ware|waren)\b", "n"),
+        (0.70, r"\bnicht mehr (?:aufwachen|aufzuwachen)\b", "n"),
+        (0.90, r"\bwie viele " + _PILLS + r"\b(?: \w+){0,5} (?:braucht|muss|reichen|todlich"
+               r"|sterben|tot|aufwachen|aufzuwachen)\b", "n"),
+        (0.90, r"\b(?:wie|womit) (?:\w+ ){0,2}(?:am besten|schmerzlos|sicher) (?:\w+ ){0,2}"
+               r"(?:sterben|umbringen|tot)\b", "n"),
+        (0.75, r"\b(?:mache|mach) (?:ich )?schluss\b", "s"),
+        (0.85, r"\bbesser (?:dran )?ohne mich\b|\bohne mich besser\b", "n"),
+        (0.50, r"\b(?:nur )?eine last\b|\bbin (?:nur )?(?:eine )?last\b", ""),
+        (0.55, r"\bwas hat (?:\w+ ){0,2}(?:noch )?(?:fur )?(?:einen )?sinn\b|\bhat (?:alles )?"
+               r"keinen sinn mehr\b|\bwozu (?:noch )?(?:leben|weitermachen)\b", "n"),
+        (0.50, r"\b(?:sehe|seh) keine zukunft\b|\bkeine zukunft (?:mehr )?fur mich\b", "n"),
+        (0.55, r"\b(?:niemand|keiner) (?:wurde|wird) (?:es )?(?:merken|bemerken|vermissen)\b", "n"),
+        (0.60, r"\bwenn ich nicht mehr (?:da|hier|am leben) (?:ware|bin|waere)\b|\bnicht mehr da"
+               r" (?:zu )?sein\b", "n"),
+        (0.45, r"\b(?:ich )?kann (?:\w+ )?nicht mehr\b(?! (?:warten|schlafen|essen|sitzen"
+               r"|stehen|laufen|lachen|aufhoren))", "n"),
+        (0.35, r"\bhoffnungslos\b|\bausweglos\b|\bkeinen ausweg\b", ""),
+        (0.35, r"\bich hasse mich\b|\bhasse mein leben\b", ""),
+        (0.30, r"\b(?:innerlich )?leer\b|\bnichts (?:ist )?mehr wichtig\b", ""),
+        (0.45, r"\bes wird (?:nie|niemals) besser\b|\bwird (?:nie|niemals) (?:mehr )?besser"
+               r" (?:werden|fur mich)\b", "n"),
+        (0.35, r"\bvorbei\b", "s"),
+        # preparation
+        (0.85, r"\babschiedsbrief\w*\b", "s"),
+        (0.85, r"\b(?:sachen|besitz|katze|hund|gitarre|schmuck|alles) (?:\w+ ){0,3}verschenkt\b"
+               r"|\bverschenke (?:meine|alle|alles)\b", "s"),
+        (0.60, r"\btestament\b", "s"),
+        (0.75, r"\b(?:von allen|von allen freunden|von meiner familie) verabschiedet\b"
+               r"|\bmich (?:\w+ ){0,3}verabschiedet\b", "s"),
+        # means and method
+        (0.85, r"\b(?:sammle|gesammelt|horte|gehortet|bunkere|gebunkert) (?:\w+ ){0,3}" + _PILLS
+               + r"\b|\b" + _PILLS + r" (?:\w+ ){0,3}(?:gesammelt|gehortet|gebunkert)\b", "s"),
+        (0.80, r"\b(?:seil|strick) (?:\w+ ){0,2}gekauft\b", "s"),
+        (0.85, r"\b(?:von|vom) (?:der |dem |einer |einem )?" + _HIGH + r" (?:\w+ ){0,2}(?:zu )?"
+               r"(?:springen|springe|spring|sturzen|runterspringen)\b", "s"),
+        (0.85, r"\bvor (?:den|einen|die|eine|das) (?:zug|ubahn|bahn|lkw|auto|bus|laster)"
+               r" (?:zu )?(?:werfen|springen|laufen|legen|schmeissen)\b", "s"),
+        (0.85, r"\b(?:fahr|fahre|fahren|rasen|rase) (?:\w+ ){0,3}gegen (?:einen|den|eine|die)"
+               r" (?:baum|wand|mauer|pfeiler|brucke)\b", "s"),
+        (0.90, r"\b(?:waffe|pistole|gewehr|messer)\b.*\bgegen mich\b", ""),
+        (0.85, r"\bpulsadern\b", "s"),
+    ],
+    "self_harm": [
+        (0.95, r"\bzu tief geschnitten\b|\b(?:blutung|blut|bluten) (?:\w+ ){0,3}(?:hort nicht auf"
+               r"|stoppt nicht|nicht (?:mehr )?(?:auf|stoppen))\b|\buberall (?:ist )?blut\b"
+               r"|\bpulsadern (?:\w+ ){0,2}aufgeschnitten\b", "e"),
+        (0.95, r"\b(?:habe|hab) mich (?:\w+ ){0,3}(?:verbrannt|geschnitten|geritzt) (?:\w+ )"
+               r"{0,3}(?:genaht|notaufnahme|krankenhaus)\b", "e"),
+        (0.85, r"\bmich " + _GAP + r"(?:ritzen|ritze|schneiden|verletzen|verbrennen"
+               r"|bestrafen)\b|\b(?:ritze|schneide|verletze|verbrenne) mich\b", "f"),
+        (0.80, r"\britz(?:e|en|t)\b|\bgeritzt\b", "s"),
+        (0.60, r"\bselbstverletz\w*\b|\bsvv\b", "t"),
+    ],
+    "violence_from_others": [
+        (0.85, r"\b(?:er|sie|mein (?:mann|freund|vater|stiefvater|bruder|ex)|meine (?:frau"
+               r"|freundin|mutter|stiefmutter)) (?:\w+ ){0,2}(?:schlagt|schlug|verprugelt"
+               r"|wurgt|wurgte|tritt|vergewaltigt|missbraucht|bedroht) mich\b", "n"),
+        (0.80, r"\b(?:ich werde|ich wurde) (?:\w+ ){0,3}(?:geschlagen|verprugelt|vergewaltigt"
+               r"|missbraucht|bedroht)\b", "n"),
+    ],
+    "violence_to_others": [
+        (0.85, r"\bich (?:will|werde) (?:\w+ ){0,3}(?:ihn|sie|jemanden|alle) (?:\w+ ){0,2}"
+               r"(?:erstechen|erschiessen|umbringen|toten|abstechen)\b", ""),
+    ],
+}
+
+BOOSTERS: dict[str, list[tuple[float, str]]] = {
+    "suicide": [
+        (0.35, r"\b(?:heute nacht|heute abend|morgen|am wochenende|jetzt|gleich|bald|diese"
+               r" woche|freitag)\b"),
+        (0.40, r"\b(?:geplant|plan|weiss genau wie|weiss (?:\w+ )?wofur|vorbereitet)\b"),
+        (0.35, r"\b(?:tabletten|seil|strick|waffe|pistole|brucke|zug)\b"),
+        (0.30, r"\b(?:diesmal|meine es ernst|brauche (?:sie|das|ihn|es) nicht mehr)\b"),
+    ],
+    "self_harm": [
+        (0.35, r"\b(?:wieder|tiefer|jeden tag|jede nacht|heute abend|heute nacht)\b"),
+    ],
+    "violence_from_others": [],
+    "violence_to_others": [],
+}
+
+# Function words that tell the language of a message (see screen._languages).
+STOPWORDS = frozenset({
+    "ich", "nicht", "und", "der", "die", "das", "ist", "mich", "mir", "mein", "meine", "meinen",
+    "ein", "eine", "einen", "zu", "auf", "mit", "es", "bin", "habe", "hab", "wie", "was", "wenn",
+    "noch", "mehr", "er", "den", "dem", "von", "vor", "sich", "auch", "schon", "nur", "aber",
+    "oder", "dass", "weil", "keine", "kein", "nie", "will", "werde", "wurde", "gerade", "grad",
+    "heute", "morgen", "alle", "alles", "ganz", "sehr", "mal", "jetzt", "hier", "einfach", "bei",
+})

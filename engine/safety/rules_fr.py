@@ -1,0 +1,202 @@
+"""French rule tables for the risk screen (data only; the logic is in ``screen.py``).
+
+Patterns run over the light normal form (``screen.normalise_light``): lower case, accents
+folded (é -> e, ç -> c), elisions written out ("j'ai" -> "je ai", "l'eau" -> "le eau",
+"qu'elle" -> "que elle"), punctuation as a clause boundary ``|``. Rows are
+``(weight, regex, flags)`` with the flags documented in ``screen.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+LANG = "fr"
+
+_NEG = r"(?:ne|pas|jamais|aucun|aucune|non|plus)"
+_GAP = r"(?:(?!(?:pas|jamais)\b)\w+ ){0,3}"
+_PILLS = (r"(?:cachets|comprimes|medicaments|medocs|pilules|somniferes|antidepresseurs"
+          r"|anxiolytiques|paracetamol|doliprane|ibuprofene|insuline|xanax|lexomil|tramadol"
+          r"|calmants)")
+_MANY = (r"(?:tous|toutes|toute|boite|boites|plaquette|plaquettes|flacon|tube|poignee|trop de"
+         r"|\d{2,})")
+_HIGH = (r"(?:pont|toit|falaise|balcon|rebord|bord|rails|voie|quai|immeuble|tour|parking"
+         r"|fenetre|viaduc|precipice)")
+
+ELISIONS: list[tuple[str, str]] = [
+    (r"\bj'", "je "), (r"\bm'", "me "), (r"\bt'", "te "), (r"\bs'", "se "), (r"\bl'", "le "),
+    (r"\bn'", "ne "), (r"\bd'", "de "), (r"\bqu'", "que "), (r"\bc'", "ce "),
+    (r"\bjusqu'", "jusque "),
+]
+
+# Chat spellings and common misspellings -> canonical words.
+TOKEN_MAP: dict[str, str] = {
+    "jveux": "je veux", "jvais": "je vais", "jsuis": "je suis", "chui": "je suis",
+    "chuis": "je suis", "jai": "je ai", "jme": "je me", "jpeux": "je peux", "jpense": "je pense",
+    "jsais": "je sais", "jvoudrais": "je voudrais", "jen": "je en", "ya": "il y a",
+    "pk": "pourquoi", "pcq": "parce que", "tt": "tout", "ts": "tous", "bcp": "beaucoup",
+    "mourrir": "mourir", "mourire": "mourir", "suicidé": "suicide", "sucider": "suicider",
+    "suicder": "suicider", "medocs": "medicaments", "medoc": "medicaments",
+    "cachet": "cachets", "comprime": "comprimes", "pillules": "pilules", "veu": "veux",
+    "veus": "veux", "tuee": "tue", "tuer": "tuer",
+}
+# Words matched with edit distance <= 1 (all >= 6 letters).
+FUZZY_WORDS = ("suicider", "suicidaire", "medicaments", "somniferes", "comprimes", "testament",
+               "desespere", "scarifier", "scarifie", "paracetamol")
+PHRASE_MAP: list[tuple[str, str]] = [
+    (r"\bfoutre en le air\b", "foutre en l air"),
+    (r"\bmoi meme\b", "moi"),
+]
+FILLERS = frozenset({"vraiment", "juste", "franchement", "carrement", "grave", "genre",
+                     "tellement", "simplement", "sincerement", "limite", "bref", "hein"})
+HYPERBOLE = re.compile(r"\b(?:mdr+|ptdr+|lol+|xd|haha\w*|jpp|je rigole|je plaisante"
+                       r"|pour rire)\b")
+SERIOUS = re.compile(r"\b(?:serieux|serieuse|pas une blague|je rigole pas|sans rire"
+                     r"|je suis serieux|je suis serieuse)\b")
+
+FIRST = frozenset({"je", "me", "moi", "mon", "ma", "mes", "nous"})
+THIRD = frozenset({
+    "il", "elle", "ils", "elles", "lui", "son", "sa", "ses", "leur", "leurs", "on", "ami",
+    "amie", "pote", "copain", "copine", "frere", "soeur", "mere", "pere", "maman", "papa",
+    "fils", "fille", "chef", "collegue", "prof", "personnage", "heros", "heroine", "mechant",
+    "victime", "roman", "film", "livre", "serie", "episode", "article", "infos", "polar",
+    "documentaire", "jeu", "chanson", "auteur", "quelqu", "quelqu un", "personne", "bovary",
+    "camus", "werther",
+})
+MEDIA = re.compile(r"\b(?:roman\w*|livre|livres|film\w*|serie|episode|saison|personnage|heros"
+                   r"|article|infos|journal|documentaire|polar|podcast|memoire|expose|cours"
+                   r"|philo|classe|etude|statistique\w*|taux|prevention|histoire|poeme|theatre"
+                   r"|piece|jeu|benevole|bovary|camus|werther)\b")
+NEGATION_TAIL = re.compile(
+    r"\b(?:ne|pas|jamais|aucun|aucune|non)\b(?: (?!(?:pourquoi|si|mais|comment|quand|parce|que"
+    r"|et|ou|plus)\b)[a-z]+){0,3} $")
+REPORTED_TAIL = re.compile(r"\b(?:dit|disent|disait|ecrit) (?:que )?(?:je devrais|de)(?: \w+){0,2} $")
+PAST = re.compile(r"\b(?:avant|quand je etais (?:petit|petite|ado|jeune|enfant)|il y a des annees"
+                  r"|autrefois|a le epoque)\b")
+NOT_PAST = re.compile(r"\b(?:maintenant|encore|toujours|aujourde hui|ce soir|en ce moment"
+                      r"|ces temps ci|depuis peu)\b")
+
+IDIOMS = [
+    r"\b(?:mort|morte|morts|mortes|meurs|meurt|mourir|mourais|crever|creve|crevee) (?:de|d)"
+    r" (?:rire|fatigue|faim|soif|froid|chaud|honte|ennui|peur|envie|curiosite|trouille)\b",
+    r"\b(?:ennuie|ennuyer|ennuyais) a mourir\b",
+    r"\b(?:je suis|chui|suis) (?:mort|morte)(?= \||$| mdr| ptdr| lol)",
+    r"\bmdr je suis (?:mort|morte)\b",
+    r"\b(?:telephone|portable|batterie|ordi|ordinateur|voiture|plante|plantes) (?:est |sont )?"
+    r"(?:mort|morte|morts|mortes|creve|crevee)\b",
+    r"\b(?:tuerais|tuerait) pour\b",
+    r"\b(?:va|vont|vais|allait|allaient|veut|voulait) me (?:tuer|massacrer|buter|achever)"
+    r" (?:quand|si|lorsque|parce)\b",
+    r"\bme tue (?:a|au) (?:la tache|le travail|travail|te le dire|le dire|expliquer)\b",
+    r"\b(?:tu|vous) me tue(?:s|z)?\b",
+    r"\b(?:tue|tues|tuer) (?:le|la|les) (?:processus|temps|moustique\w*|mouches?|ambiance)\b",
+    r"\ba couper le souffle\b",
+    r"\bme (?:a|as|ont) (?:tue|tuee|acheve|achevee)\b",
+]
+
+RULES: dict[str, list[tuple[float, str, str]]] = {
+    "suicide": [
+        # behaviour in progress
+        (0.95, r"\b(?:je ai|je viens de|ai) (?:\w+ ){0,4}(?:avale|pris|prendre|avaler|bu|boire)"
+               r" (?:\w+ ){0,3}" + _MANY + r" (?:\w+ ){0,4}" + _PILLS + r"\b", "e"),
+        (0.95, r"\b(?:je ai|je viens de|ai) (?:\w+ ){0,4}(?:avale|pris|prendre|avaler) (?:\w+ )"
+               r"{0,3}(?:\d+ )?" + _PILLS + r"\b(?=.*\b(?:" + _MANY + r"|flou|dormir|sommeil"
+               r"|adieu|personne|trop)\b)", "e"),
+        (0.95, r"\b(?:je ai|je viens de|ai) (?:\w+ ){0,3}(?:bu|avale|boire|avaler) (?:\w+ ){0,3}"
+               r"(?:eau de javel|javel|poison|mort aux rats|antigel|destop|produit menager)\b",
+         "e"),
+        (0.95, r"\b(?:elle|il|amie|ami|frere|soeur|mere|pere|fils|fille) (?:\w+ ){0,3}(?:a|ont)"
+               r" (?:\w+ ){0,2}(?:avale|pris) (?:\w+ ){0,2}" + _MANY + r" (?:\w+ ){0,3}" + _PILLS
+               + r"\b", "e"),
+        (0.95, r"\b(?:je ai fait|fait) une (?:overdose|od|surdose)\b", "e"),
+        (0.95, r"\b(?:je suis|suis|je me tiens|assis|assise|debout) (?:\w+ ){0,3}(?:sur|au bord"
+               r" de|au bord du|en haut de|en haut du|au dessus de|au dessus du) (?:le |la |les |un"
+               r" |une |de le )?" + _HIGH + r"\b(?=.*\b(?:sauter|saute|sauterai|tomber|train|attends"
+               r"|en ce moment|maintenant|la maintenant|haut|vide|fin|adieu)\b)", "e"),
+        (0.95, r"\b(?:corde|noeud) (?:\w+ ){0,2}(?:est )?(?:accrochee|attachee|prete|autour de mon"
+               r" cou)\b", "e"),
+        (0.95, r"\bmoteur (?:\w+ ){0,3}(?:tourne|allume)\b(?=.*\bgarage\b)", "e"),
+        # explicit
+        (0.95, r"\bme " + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
+               r"|du|dans|par)|noyer|empoisonner|flinguer|buter|tirer une balle)\b", "f"),
+        (0.95, r"\bje me (?:tue|suicide|pends|jette|flingue|bute|suiciderai|tuerai)\b", ""),
+        (0.95, r"\b(?:mettre|mettrai|mets) fin a (?:mes jours|ma vie)\b|\ben finir avec (?:la"
+               r" vie|ma vie|tout)\b", "s"),
+        (0.90, r"\b(?:je veux|je voudrais|envie de|je aimerais|je vais|je prefere|je prefererais"
+               r"|je souhaite) (?:\w+ )?mourir\b", "s"),
+        (0.45, r"\b(?:veut|voulait|veulent) mourir\b", ""),
+        (0.90, r"\bsuicidaire\b|\bidees (?:noires|suicidaires)\b", "t"),
+        (0.60, r"\bsuicid\w*\b", "t"),
+        (0.85, r"\b(?:ne|plus) (?:\w+ )?(?:envie|veux|vouloir) (?:de )?(?:plus )?vivre\b|\bne"
+               r" plus vivre\b", "n"),
+        (0.70, r"\bne plus (?:me )?reveiller\b|\bplus jamais me reveiller\b", "n"),
+        (0.90, r"\bcombien de " + _PILLS + r"\b(?: \w+){0,5} (?:faut|mourir|reveiller|mortel"
+               r"|dose)\b", "n"),
+        (0.85, r"\bmieux sans moi\b|\bmieux si je (?:etais|suis) (?:mort|morte|plus la)\b", "n"),
+        (0.75, r"\b(?:je )?en (?:finis|finir|finirai)\b(?! avec (?!la vie|ma vie|tout)\w+)", "s"),
+        (0.50, r"\b(?:un|le|une) fardeau\b", ""),
+        (0.60, r"\ba quoi bon (?:continuer|vivre|me lever|tout ca|rester)\b", "n"),
+        (0.50, r"\b(?:aucun|pas de|plus de) (?:avenir|futur)\b", "n"),
+        (0.55, r"\bpersonne ne (?:remarquerait|verrait|se rendrait compte|me regretterait)\b", "n"),
+        (0.70, r"\bjamais (?:etre|ete) ne\b|\bpas (?:etre|ete) ne\b", "n"),
+        (0.60, r"\bsi je (?:ne )?(?:etais|suis) plus la\b|\bdisparaitre pour (?:toujours|de bon)\b",
+         "n"),
+        (0.45, r"\b(?:je )?(?:ne )?en peux plus\b", "n"),
+        (0.35, r"\bdesespere\w*\b|\bsans issue\b", ""),
+        (0.35, r"\bje me deteste\b|\bje me hais\b", ""),
+        (0.30, r"\bvide\b|\bplus rien (?:ne )?a (?:de )?(?:importance|sens)\b", ""),
+        (0.45, r"\bne (?:se )?(?:arrangera|ira) jamais\b|\bjamais mieux\b", "n"),
+        # preparation
+        (0.85, r"\blettres? de adieu\b|\bmot de adieu\b", "s"),
+        (0.75, r"\b(?:dit|dire|fait mes) adieux? a (?:tout le monde|tous|ma famille|mes amis)\b", "s"),
+        (0.85, r"\b(?:donne|donner|distribue) (?:\w+ ){0,2}(?:mes affaires|mes choses|mon chat"
+               r"|mon chien|tout ce que je ai)\b", "s"),
+        (0.60, r"\btestament\b", "s"),
+        # means and method
+        (0.85, r"\b(?:garde|gardais|stocke|accumule|mets de cote|economise) (?:\w+ ){0,3}"
+               + _PILLS + r"\b", "s"),
+        (0.80, r"\bachete (?:\w+ ){0,2}(?:une corde|de la corde|un fusil|une arme)\b", "s"),
+        (0.85, r"\bsauter (?:de le |du |de la |de un |de une |par la )?" + _HIGH + r"\b", "s"),
+        (0.85, r"\b(?:sous|devant) (?:un|le) (?:train|metro|camion|bus|tram)\b", "s"),
+        (0.90, r"\b(?:fusil|arme|pistolet|couteau)\b.*\bcontre moi\b", ""),
+        (0.85, r"\bfoncer (?:\w+ ){0,2}(?:dans|contre) (?:un|le) (?:arbre|mur|pilier)\b", "s"),
+    ],
+    "self_harm": [
+        (0.95, r"\bcoupee? trop profond\w*\b|\bsang partout\b|\b(?:ne )?(?:arrete|arrete) pas de"
+               r" saigner\b|\bouvert les veines\b", "e"),
+        (0.85, r"\bme " + _GAP + r"(?:scarifier|scarifie|couper|mutiler|bruler|faire du mal"
+               r"|blesser)\b|\bje me (?:scarifie|coupe|mutile|brule)\b", "f"),
+        (0.70, r"\bscarif\w*\b|\bautomutil\w*\b", "t"),
+    ],
+    "violence_from_others": [
+        (0.85, r"\b(?:il|elle|mon (?:mari|copain|pere|beau pere|frere|ex)|ma (?:femme|copine"
+               r"|mere|belle mere)) (?:\w+ ){0,2}me (?:frappe|bat|battait|viole|etrangle|menace)\b",
+         "n"),
+    ],
+    "violence_to_others": [
+        (0.85, r"\bje vais (?:le|la|les) (?:poignarder|buter|flinguer|egorger)\b", ""),
+    ],
+}
+
+BOOSTERS: dict[str, list[tuple[float, str]]] = {
+    "suicide": [
+        (0.35, r"\b(?:ce soir|cette nuit|demain|ce week end|maintenant|bientot|cette semaine"
+               r"|vendredi)\b"),
+        (0.40, r"\b(?:tout prevu|prevu|un plan|je sais comment|je sais pourquoi|prepare)\b"),
+        (0.35, r"\b(?:cachets|medicaments|corde|fusil|arme|pont|train)\b"),
+        (0.30, r"\b(?:serieux|serieuse|cette fois|plus besoin)\b"),
+    ],
+    "self_harm": [
+        (0.35, r"\b(?:encore|plus profond|tous les jours|chaque nuit|ce soir)\b"),
+    ],
+    "violence_from_others": [],
+    "violence_to_others": [],
+}
+
+# Function words that tell the language of a message (see screen._languages).
+STOPWORDS = frozenset({
+    "je", "j", "me", "moi", "mon", "ma", "mes", "le", "la", "les", "de", "du", "des", "un",
+    "une", "et", "est", "suis", "pas", "ne", "que", "qu", "qui", "pour", "dans", "sur", "ce",
+    "ca", "en", "au", "aux", "plus", "tout", "tous", "il", "elle", "ai", "avec", "mais", "ou",
+    "veux", "vais", "jveux", "chui", "jsuis", "jai", "sa", "son", "ses", "c", "l", "y",
+    "trop", "tres", "deja", "toujours", "jamais", "rien",
+})
