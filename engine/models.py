@@ -320,8 +320,12 @@ class ModelRegistry:
         out.extend(ModelInfo(**r) for r in self.store.models())
         return out
 
-    def add(self, path: str | Path, name: str | None = None) -> ModelInfo:
-        info = inspect_gguf(path, name=name)
+    def add(self, path: str | Path, name: str | None = None, sha256: str | None = None) -> ModelInfo:
+        """Register a GGUF file (its header checked first). ``sha256``: the file's hash when the
+        caller has just computed it (a verified download), so a multi-GB file is not read twice."""
+        info = inspect_gguf(path, name=name, compute_hash=sha256 is None)
+        if sha256:
+            info.sha256 = sha256
         if info.name == BUNDLED_NAME:
             info.name = f"{info.name}-copy"
         info.added = datetime.now(timezone.utc).isoformat(timespec="seconds")
