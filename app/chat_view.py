@@ -231,6 +231,7 @@ class MessageRow(QWidget):
                     menu.addAction(f"Previous alternative ({k}/{n})", lambda: self._flip(-1)).setEnabled(k > 0 and not busy)
                     menu.addAction(f"Next alternative ({k + 2}/{n})", lambda: self._flip(+1)).setEnabled(k < n - 1 and not busy)
             menu.addAction("Edit…", self.start_edit).setEnabled(not busy)
+            menu.addAction("Remember this", self.request_remember).setEnabled(not self.row.get("streaming"))
             menu.addSeparator()
             menu.addAction("Delete", self.request_delete).setEnabled(not busy)
         menu.exec(event.globalPos())
@@ -241,6 +242,10 @@ class MessageRow(QWidget):
     def request_regenerate(self) -> None:
         if self.mid is not None:
             self.view.regenerate_requested.emit(self.mid)
+
+    def request_remember(self) -> None:
+        if self.mid is not None:
+            self.view.remember_requested.emit(self.mid)
 
     def request_delete(self) -> None:
         if self.mid is not None:
@@ -359,6 +364,7 @@ class ChatView(QScrollArea):
     regenerate_requested = Signal(int)
     edit_requested = Signal(int, str)
     delete_requested = Signal(int)
+    remember_requested = Signal(int)
     variant_requested = Signal(int, int)
 
     def __init__(self, parent: QWidget | None = None):

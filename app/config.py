@@ -35,6 +35,8 @@ class AppSettings:
     director_model: str = ""          # registered model the Director runs on; "" = the group's model
     show_group: bool = True
     show_director: bool = True
+    show_memory: bool = False
+    memory: bool = True               # lorebooks and remembered facts in companions' prompts
     disclosure_seen: bool = False
     last_conversation: int | None = None
     geometry: str = ""                # QMainWindow.saveGeometry(), base64
@@ -84,7 +86,8 @@ class AppSettings:
                 "user_name": self.user_name.strip() or "User",
                 "region": self.region or None,
                 "history_tokens": self.history_tokens,
-                "director_model": self.director_model.strip() or None}
+                "director_model": self.director_model.strip() or None,
+                "memory": self.memory}
 
 
 def _fits(default: Any, value: Any) -> bool:

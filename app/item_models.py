@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor, QIcon
+from PySide6.QtGui import QColor, QFont, QIcon
 
 from . import avatars, theme
 
@@ -215,11 +215,15 @@ class MemoryListModel(RowListModel):
 
     def render(self, row: dict[str, Any], role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            pin = "📌 " if row.get("pinned") else ""
+            pin = "Pinned · " if row.get("pinned") else ""
             where = row.get("conversation_title")
             origin = self.SOURCES.get(row.get("source", ""), row.get("source", ""))
-            tail = f"{origin} · {when(row.get('created'))}" + (f" · in “{where}”" if where else "")
-            return f"{pin}{row.get('text', '')}\n{tail}"
+            tail = f"{pin}{origin} · {when(row.get('created'))}" + (f" · in “{where}”" if where else "")
+            return f"{row.get('text', '')}\n{tail}"
+        if role == Qt.ItemDataRole.FontRole and row.get("pinned"):
+            font = QFont()
+            font.setBold(True)
+            return font
         if role == Qt.ItemDataRole.ToolTipRole:
             return ("Pinned: always in the companions' notes." if row.get("pinned") else
                     "In the companions' notes when the conversation touches it.")

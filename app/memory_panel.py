@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QInputDialog, QLabel, QListView,
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (QAbstractItemView, QGridLayout, QInputDialog, QLabel, QListView,
                                QPushButton, QVBoxLayout, QWidget)
 
 from .item_models import ROW, MemoryListModel
@@ -30,7 +30,9 @@ class MemoryPanel(QWidget):
         self.list.setModel(self.model)
         self.list.setWordWrap(True)
         self.list.setIconSize(QSize(0, 0))
-        self.list.setSpacing(2)
+        self.list.setSpacing(3)
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.list.doubleClicked.connect(lambda _i: self.edit())
@@ -38,17 +40,17 @@ class MemoryPanel(QWidget):
                             "(right-click → Remember this), or add a fact.")
         self.empty.setObjectName("Hint")
         self.empty.setWordWrap(True)
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()
         buttons.setSpacing(6)
         self.add_button = QPushButton("Add…")
         self.edit_button = QPushButton("Edit…")
         self.pin_button = QPushButton("Pin")
         self.forget_button = QPushButton("Forget this")
         self.forget_button.setObjectName("Danger")
-        for b, slot in ((self.add_button, self.add), (self.edit_button, self.edit),
-                        (self.pin_button, self.toggle_pin), (self.forget_button, self.forget)):
+        for i, (b, slot) in enumerate(((self.add_button, self.add), (self.edit_button, self.edit),
+                                       (self.pin_button, self.toggle_pin), (self.forget_button, self.forget))):
             b.clicked.connect(lambda _c=False, f=slot: f())
-            buttons.addWidget(b)
+            buttons.addWidget(b, i // 2, i % 2)
         lay.addWidget(title)
         lay.addWidget(hint)
         lay.addWidget(self.empty)

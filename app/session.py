@@ -153,6 +153,7 @@ class ChatSession(QObject):
         if cid == self.cid:
             self.conversation = self.store.conversation(cid)
             self.opened.emit(cid)
+        self.refresh_memory()
 
     def delete_conversation(self, cid: int) -> None:
         if cid == self.cid:
@@ -389,6 +390,7 @@ class ChatSession(QObject):
         info.setdefault("cancelled", bool(job and job.cancelled))
         self._auto_title(info)
         self.conversations.refresh()
+        self.refresh_memory()  # a fact's conversation may have just got its title
         self.round_finished.emit(info)
         if not info.get("error") and not info.get("cancelled"):
             self._warm_later()

@@ -62,6 +62,7 @@ QPushButton#Primary:hover {{ background: {ACCENT_DARK}; }}
 QPushButton#Primary:disabled {{ background: #b9b9ee; border-color: #b9b9ee; color: white; }}
 QPushButton#Danger {{ color: {DANGER}; }}
 QPushButton#Danger:hover {{ background: {DANGER_SOFT}; border-color: {DANGER_BORDER}; }}
+QPushButton#Danger:disabled {{ color: {MUTED}; }}
 QPushButton#NewChat {{ background: {SURFACE}; font-weight: 600; text-align: left; padding: 8px 12px; }}
 QPushButton#NewChat::menu-indicator {{ subcontrol-origin: padding; subcontrol-position: center right; right: 10px; }}
 
