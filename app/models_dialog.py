@@ -9,13 +9,14 @@ from PySide6.QtCore import QUrl, Qt, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QFileDialog, QGridLayout,
                                QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar,
-                               QPushButton, QTableView, QVBoxLayout, QWidget)
+                               QPushButton, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from engine.hub import download_gguf
 from engine.models import BUNDLED_NAME, ModelRegistry
 from engine.paths import user_dir
 
 from . import theme
+from .get_models import GetModelsPage
 from .item_models import ModelTableModel
 from .session import ChatSession
 from .workers import CallWorker, Runner, Worker
@@ -44,7 +45,7 @@ class ModelsDialog(QDialog):
         self.download_job: Worker | None = None
         self._download_ok = False
         self.setWindowTitle("Models")
-        self.resize(820, 600)
+        self.resize(980, 680)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(18, 16, 18, 14)
         lay.setSpacing(10)
@@ -54,6 +55,17 @@ class ModelsDialog(QDialog):
         intro.setObjectName("Subtle")
         intro.setWordWrap(True)
         lay.addWidget(intro)
+
+        self.tabs = QTabWidget()
+        lay.addWidget(self.tabs, 1)
+        self.get_page = GetModelsPage(session, self.models_dir, self)
+        self.get_page.registered.connect(lambda name: self.refresh(select=name))
+        self.get_page.use_for_group.connect(self.use_for_group)
+        self.tabs.addTab(self.get_page, "Get models")
+        yours, root = QWidget(), lay
+        lay = QVBoxLayout(yours)
+        lay.setContentsMargins(0, 8, 0, 0)
+        self.tabs.addTab(yours, "Your models")
 
         self.model = ModelTableModel(self)
         self.table = QTableView()
@@ -130,6 +142,7 @@ class ModelsDialog(QDialog):
         grid.addWidget(note, 3, 0, 1, 3)
         lay.addWidget(box)
 
+        lay = root
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -195,6 +208,7 @@ class ModelsDialog(QDialog):
 
         def loaded(items: list[Any]) -> None:
             self.model.set_items(items)
+            self.get_page.set_installed(items)
             self.status.clear()
             if select:
                 row = next((i for i, m in enumerate(items) if m.name == select), -1)
@@ -287,12 +301,13 @@ class ModelsDialog(QDialog):
         self.cancel_button.setEnabled(True)
         self.runner.start(job, on_error=lambda msg: self._download_done(None, msg))
 
-    def _progress(self, report: tuple[int, int]) -> None:
-        done, total = report
+    def _progress(self, report: tuple[int, int, Any]) -> None:
+        done, total, status = report
         if total:
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(done * 1000 / total))
-            self.progress_label.setText(f"{_mb(done)} of {_mb(total)}")
+            extra = status.describe(done, total)
+            self.progress_label.setText(f"{_mb(done)} of {_mb(total)}" + (f" · {extra}" if extra else ""))
         else:
             self.progress.setRange(0, 0)
             self.progress_label.setText(_mb(done))
@@ -324,5 +339,16 @@ class ModelsDialog(QDialog):
             self.download_job.cancel()
             self.cancel_button.setEnabled(False)
 
+    def use_for_group(self, model: str) -> bool:
+        """Give ``model`` to every companion of the open group and to the Director."""
+        names = self.session.members.names()
+        ok = all([self.session.assign_model(n, None if model == BUNDLED_NAME else model) for n in names])
+        ok = self.session.set_director_model(model) and ok
+        self._show_director()
+        if ok:
+            self.show_status(f"The group ({', '.join(names)}) and the Director now use {model}.")
+        return ok
+
     def shutdown(self) -> None:
+        self.get_page.shutdown()  # a running catalog download pauses: it resumes next time
         self.runner.stop_all()
