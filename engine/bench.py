@@ -460,7 +460,12 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a benchmark failing is still one line
         print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
+    from .doctor import _cpu_name
+    from .llama_check import build_features
+    r["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(),
+                    "llama_build": [k for k, on in build_features().items() if on]}
     print(table(r))
+    print(f"CPU: {r['machine']['cpu']}; llama.cpp build: {', '.join(r['machine']['llama_build'])}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(r, indent=2))

@@ -410,7 +410,8 @@ def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
     events = list(chat.send("Any idea for a quiet evening?", threading.Event()))
     # both turns ran, Ben's on the plain base model and Mia's on her adapter (whether a reply is
     # then posted or dropped as a copy depends on the words, which differ between CPUs)
-    assert [c[0] for c in calls][:2] == [None, "mia-lora"], [e.to_dict() for e in events]
+    models_in_order = list(dict.fromkeys(c[0] for c in calls))  # a copy may be retried once
+    assert models_in_order == [None, "mia-lora"], [e.to_dict() for e in events]
     assert any(e.type == "message" for e in events)
     members = {p.name: p.model for p in group.members}
     for row in store.messages(chat.conversation_id):

@@ -1,4 +1,5 @@
 """The PyInstaller bundle: build it with build.spec and run the frozen app's screenshot mode."""
+import json
 import os
 import shutil
 import subprocess
@@ -36,10 +37,14 @@ def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
     env = {**os.environ, "MASCOT_HOME": str(mascot_home), "QT_QPA_PLATFORM": "offscreen"}
     env.pop("MASCOT_BUNDLED_MODEL", None)
     env.pop("MASCOT_ASSETS", None)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # no probe result yet: the bundle runs its own
     r = subprocess.run([str(exe), "--screenshot", str(out), "--say", "Hello!"], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     check_png(out)
+    # the start-up probe ran through the bundle's own entry point and its verdict was stored
+    probe = json.loads((tmp_path / "cache" / "mascot" / "llama-probe.json").read_text())
+    assert [v["ok"] for v in probe.values()] == [True] and "decoded" in list(probe.values())[0]["message"]
     shutil.rmtree(work, ignore_errors=True)
 
 
