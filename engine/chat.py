@@ -410,6 +410,7 @@ class GroupChat:
         self._director_elsewhere: tuple[str, str] | None = None  # (name, group) of a Director trained on another group
         self._director_noticed: tuple[str, str | None] | None = None
         self._books: dict[tuple[str, int], list[Any]] = {}
+        self._recall_cache: dict[str, tuple[str, set[str]]] = {}
         self.extra_facts: list[dict[str, Any]] = []  # facts given without a store (benchmarks)
         self.round = 0
         self.conversation_id = conversation_id
@@ -628,7 +629,33 @@ class GroupChat:
         for book in self._lorebooks(persona):
             lines += [e.text(persona.name, user) for e in book.triggered(recent, count, persona.name, user)]
         lines += relevant_facts(self.facts(), recent[-2:], count, user)  # the user's message and the one before
+        lines += self._recall_lines(persona, upto, count)
         return list(dict.fromkeys(lines))
+
+    def _recall_lines(self, persona: Persona, upto: int | None, count: Callable[[str], int]) -> list[str]:
+        """The user's earlier messages this companion no longer reads (before its window, or in
+        the group's past conversations) that bear on the user's last message (engine.recall)."""
+        from .recall import Candidate, recall_lines
+        items = self.transcript[:upto]
+        last = next((t for t in reversed(items) if t.role == "user"), None)
+        if last is None:
+            return []
+        start = self._starts.get(persona.name if upto is None else f"{persona.name}@{upto}", 0)
+        pool = [(f"m{t.id}" if t.id is not None else f"t{i}", t.text)
+                for i, t in enumerate(items[:start]) if t.role == "user"]
+        if self.store is not None and hasattr(self.store, "user_messages"):
+            pool += [(f"m{r['id']}", r["text"]) for r in self.store.user_messages(self.group.name, self.conversation_id)]
+        cands = [(Candidate(k, text), ws) for k, text in pool if (ws := self._recall_words(k, text))]
+        return recall_lines(last.text, cands, self.settings.user_name, count)
+
+    def _recall_words(self, key: str, text: str) -> set[str]:
+        """A message's content words for recall; none for a message the safety screen flags."""
+        hit = self._recall_cache.get(key)
+        if hit is None or hit[0] != text:
+            from . import safety
+            from .memory import words
+            hit = self._recall_cache[key] = (text, set() if safety.assess(text).risk else words(text))
+        return hit[1]
 
     def facts(self) -> list[dict[str, Any]]:
         """The remembered facts of this group (the memory panel's list)."""

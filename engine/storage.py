@@ -304,6 +304,14 @@ class Store:
         with self._lock, self.db.conn:
             self.db.execute("delete from messages where id = ?", [mid])
 
+    def user_messages(self, group_name: str, exclude: int | None = None, limit: int = 2000) -> list[dict[str, Any]]:
+        """The user's messages (id, text) in a group's conversations other than ``exclude``,
+        newest first: what recall (engine.recall) searches."""
+        return list(self.db.query(
+            "select m.id, m.text from messages m join conversations c on c.id = m.conversation_id "
+            "where c.group_name = ? and m.role = 'user' and m.conversation_id != ? "
+            "order by m.id desc limit ?", [group_name, -1 if exclude is None else exclude, limit]))
+
     def last_round(self, cid: int) -> int:
         row = self.db.execute("select max(round) from messages where conversation_id = ?", [cid]).fetchone()
         return int(row[0] or 0)

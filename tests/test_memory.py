@@ -169,3 +169,40 @@ def test_cli_data_export_includes_memory(store, tmp_path):
     assert main(["data", "export", str(out)]) == 0
     with zipfile.ZipFile(out) as z:
         assert json.loads(z.read("memory.json"))[0]["text"] == "I live in Leeds"
+
+
+def long_chat(store, history_tokens=256):
+    fake = FakeBackend(lambda req: f"#{len(fake.requests)} I hear you, tell me more about it.")
+    chat = GroupChat(make_group(("Mia",)), store=store, backend_for=lambda m: fake,
+                     settings=ChatSettings(policy="round-robin", max_speakers=1,
+                                           history_tokens=history_tokens))
+    return chat, fake
+
+
+FILLER = ["The weather was grey again today.", "I watched a film about trains.",
+          "Lunch was soup and bread.", "I cleaned the kitchen this evening.",
+          "The bus was late this morning.", "I read two chapters of a novel."]
+
+
+def test_messages_older_than_the_window_are_recalled_when_they_bear_on_the_question(store):
+    chat, fake = long_chat(store)
+    run_round(chat, "Our old caravan holiday in Cornwall was the best week of my childhood.")
+    for i in range(30):
+        run_round(chat, FILLER[i % len(FILLER)])
+    first = fake.requests[-1].messages
+    assert all("Cornwall" not in m["content"] for m in first)  # out of the companion's window now
+    run_round(chat, "I keep thinking about that caravan holiday.")
+    note = note_lines("Mia", fake.requests[-1].messages[-2]["content"])
+    assert any("Cornwall" in x and x.startswith("Earlier, User said:") for x in note), note
+    run_round(chat, "Anyway, the bus was late again.")  # nothing to do with it: not recalled
+    assert all("Cornwall" not in m["content"] for m in fake.requests[-1].messages[-2:])
+
+
+def test_recall_reaches_past_conversations_of_the_group_but_never_crisis_messages(store):
+    chat, _ = long_chat(store)
+    run_round(chat, "Our caravan holiday in Cornwall was lovely.")
+    run_round(chat, "I want to kill myself since the caravan holiday ended.")
+    later, fake = long_chat(store)
+    run_round(later, "Tell me again about the caravan holiday.")
+    content = fake.requests[-1].messages[-2]["content"]
+    assert "Cornwall was lovely" in content and "kill" not in content
