@@ -111,7 +111,8 @@ class ChatSession(QObject):
         conv = self.store.conversation(cid)
         rows = self.store.members(cid)
         personas = [persona_from_dict(r["persona"]) for r in rows] or load_set(conv["group_name"]).members
-        pset = PersonaSet(name=conv["group_name"], title=conv["title"], description="", members=personas)
+        pset = PersonaSet(name=conv["group_name"], title=conv["title"], description="", members=personas,
+                          lorebook=_group_lorebook(conv["group_name"]))
         self.conversation = conv
         return GroupChat(pset, settings=self._chat_settings(conv), store=self.store,
                          backend_for=self.backend_for, conversation_id=cid)
@@ -625,6 +626,14 @@ class ChatSession(QObject):
             self.info.emit(f"{pset.members[0].name} joined the group.")
             return True
         return False
+
+
+def _group_lorebook(name: str) -> dict[str, Any] | None:
+    """The lorebook of the persona set a conversation was started with, if it still exists."""
+    try:
+        return load_set(name).lorebook
+    except MascotError:
+        return None
 
 
 def _now() -> str:

@@ -118,16 +118,38 @@ def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
     return (n - 1) / max(1e-9, time.perf_counter() - t) if t is not None and n > 1 else 0.0
 
 
+# With --memory: a group lorebook keyed on the scripted conversation's words, and remembered facts
+# (one pinned), so companions read notes before their turns as they would in the app.
+BENCH_LOREBOOK = {"name": "bench", "token_budget": 160, "scan_depth": 2, "entries": [
+    {"keys": ["work", "manager"], "content": "{{user}} works at a logistics firm; the manager is Dana."},
+    {"keys": ["sleep", "sleeping", "bed"], "content": "{{user}} sleeps badly before big days."},
+    {"keys": ["review"], "content": "{{user}}'s annual review is on Friday at 10."},
+    {"keys": ["sister"], "content": "{{user}}'s sister Hannah is a nurse."},
+    {"keys": ["money", "quit", "quitting"], "content": "{{user}} is saving for a flat."},
+    {"keys": [], "constant": True, "content": "{{user}} likes short, practical replies."},
+]}
+BENCH_FACTS = [{"text": "I live in Leeds", "source": "auto", "pinned": True},
+               {"text": "My dog is called Rex", "source": "auto", "pinned": False},
+               {"text": "I'm allergic to peanuts", "source": "auto", "pinned": False}]
+
+
 def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
-                 history_tokens: int = DEFAULT_HISTORY_TOKENS) -> dict[str, Any]:
-    """A long 3-companion conversation with the Director; per-turn prefill and TTFT."""
+                 history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False) -> dict[str, Any]:
+    """A long 3-companion conversation with the Director; per-turn prefill and TTFT. With
+    ``memory``, companions also read lorebook entries and remembered facts (``BENCH_LOREBOOK``,
+    ``BENCH_FACTS``) in notes before their turns; without it, memory is off."""
     from .chat import ChatSettings, GroupChat, default_backend_factory
     from .personas import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     factory = default_backend_factory(None, n_ctx=n_ctx)
-    chat = GroupChat(load_set("support"), settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens,
-                                                                history_tokens=history_tokens),
+    group = load_set("support")
+    if memory:
+        group.lorebook = BENCH_LOREBOOK
+    chat = GroupChat(group, settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens,
+                                                  history_tokens=history_tokens, memory=memory),
                      backend_for=factory)
+    if memory:
+        chat.extra_facts = list(BENCH_FACTS)
     turns: list[dict[str, Any]] = []
     rounds_out: list[dict[str, Any]] = []
     last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
@@ -162,10 +184,15 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
                     items = chat.transcript[prev:idx]
                     new = sum(runtime.count_tokens(f"{t.speaker}: {t.text}") + 5 for t in items)
                     new += runtime.count_tokens(body[-1]["content"]) + 8
+                note = chat.transcript[idx].context  # the note it read: new to it too
+                note_tokens = runtime.count_tokens(note) + 8 if note else 0
+                if prev is not None:
+                    new += note_tokens
                 last_seen[name] = idx + 1
                 turns.append({"round": r + 1, "speaker": name, "prompt": ev.data["prompt_tokens"],
                               "prefilled": ev.data["prefilled_tokens"] + read_ahead.pop(name, 0),
                               "prefilled_in_turn": ev.data["prefilled_tokens"], "new": new,
+                              "note_tokens": note_tokens,
                               "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
                               "decode_tps": ev.data.get("decode_tps", 0.0),
                               "latency_ms": ev.data["latency_ms"]})
@@ -309,7 +336,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     history = args.history_tokens
     print(f"mascot-bench: bundled model, {threads} threads, n_ctx {n_ctx}, {rounds} rounds, "
           f"history window {history or 'all that fits'}", file=sys.stderr)
-    conv = conversation(rounds, threads, n_ctx, history_tokens=history)
+    conv = conversation(rounds, threads, n_ctx, history_tokens=history, memory=args.memory)
     turns = conv["turns"]
     # Decode slows as the KV grows, so each app turn is compared with raw llama.cpp at that
     # turn's own context length (raw measured at a few lengths, interpolated linearly).
@@ -353,6 +380,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     lane = lane_cost(model, threads, n_ctx)
     result = {
         "threads": threads, "n_ctx": n_ctx, "rounds": rounds, "history_tokens": history,
+        "memory": args.memory,
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
         "app_decode_tps": _median(app_decode),
         "decode_ratio": _median(ratios),
@@ -375,6 +403,53 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "turns": turns,
     }
     return result
+
+
+def _conversation_figures(conv: dict[str, Any]) -> dict[str, float]:
+    later = [t for t in conv["turns"] if t["round"] > 1]
+    noted = [t["note_tokens"] for t in conv["turns"] if t.get("note_tokens")]
+    rounds = conv["rounds"][1:]
+    tokens = sum(t["tokens"] for t in later)
+    return {
+        "prefill_ratio": sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later)),
+        "round_seconds_median": _median([r["seconds"] for r in rounds]),
+        "round_seconds_mean": sum(r["seconds"] for r in rounds) / max(1, len(rounds)),
+        "ms_per_reply_token": 1000 * sum(r["seconds"] for r in rounds) / max(1, tokens),
+        "ttft_ms_median": _median([t["ttft_ms"] for t in later]),
+        "prompt_per_turn": _median([t["prompt"] for t in later]),
+        "turns_with_note": len(noted) / max(1, len(conv["turns"])),
+        "note_tokens_median": _median(noted) if noted else 0.0,
+    }
+
+
+def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
+    """The conversation alone, memory off then on (same model, threads and script): prefill
+    ratio, round time and time to first token, and how much the notes add."""
+    from .runtime import default_threads
+    threads = args.threads or default_threads()
+    rounds = args.rounds or 10
+    out: dict[str, Any] = {"threads": threads, "n_ctx": args.n_ctx, "rounds": rounds,
+                           "history_tokens": args.history_tokens}
+    for label, on in (("memory_off", False), ("memory_on", True)):
+        print(f"mascot-bench: conversation, {label.replace('_', ' ')}", file=sys.stderr)
+        out[label] = _conversation_figures(conversation(rounds, threads, args.n_ctx,
+                                                        history_tokens=args.history_tokens, memory=on))
+    off, on_ = out["memory_off"], out["memory_on"]
+    out["round_time_growth"] = on_["round_seconds_mean"] / max(1e-9, off["round_seconds_mean"])
+    out["per_token_time_growth"] = on_["ms_per_reply_token"] / max(1e-9, off["ms_per_reply_token"])
+    return out
+
+
+def memory_table(r: dict[str, Any]) -> str:
+    keys = ["prefill_ratio", "round_seconds_mean", "round_seconds_median", "ms_per_reply_token",
+            "ttft_ms_median", "prompt_per_turn", "turns_with_note", "note_tokens_median"]
+    lines = [f"{'':28} {'memory off':>12} {'memory on':>12}"]
+    for k in keys:
+        lines.append(f"{k:28} {r['memory_off'][k]:12.3f} {r['memory_on'][k]:12.3f}")
+    lines.append(f"round time on/off: {r['round_time_growth']:.3f} (target <= 1.10); per reply token: "
+                 f"{r['per_token_time_growth']:.3f}; prefill ratio with memory on: "
+                 f"{r['memory_on']['prefill_ratio']:.3f} (target <= 1.2)")
+    return "\n".join(lines)
 
 
 def table(r: dict[str, Any]) -> str:
@@ -450,10 +525,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--history-tokens", type=int, default=DEFAULT_HISTORY_TOKENS,
                    help=f"recent conversation each companion reads (default: the app's, {DEFAULT_HISTORY_TOKENS}; "
                         "0 = all that fits)")
+    p.add_argument("--memory", action="store_true",
+                   help="companions read lorebook entries and remembered facts (a scripted lorebook)")
+    p.add_argument("--memory-compare", action="store_true",
+                   help="only the conversation, memory off then on (default 10 rounds)")
     p.add_argument("--probe", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.probe:
         _probe(args.probe, args.threads, args.n_ctx)
+        return 0
+    if args.memory_compare:
+        try:
+            r = memory_compare(args)
+        except Exception as e:  # a benchmark failing is still one line
+            print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
+            return 1
+        print(memory_table(r))
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(r, indent=2))
         return 0
     try:
         r = run(args)
