@@ -411,6 +411,7 @@ class GroupChat:
         self._director_noticed: tuple[str, str | None] | None = None
         self._books: dict[tuple[str, int], list[Any]] = {}
         self._recall_cache: dict[str, tuple[str, set[str]]] = {}
+        self._recall_safe: dict[str, bool] = {}
         self.extra_facts: list[dict[str, Any]] = []  # facts given without a store (benchmarks)
         self.round = 0
         self.conversation_id = conversation_id
@@ -646,16 +647,24 @@ class GroupChat:
         if self.store is not None and hasattr(self.store, "user_messages"):
             pool += [(f"m{r['id']}", r["text"]) for r in self.store.user_messages(self.group.name, self.conversation_id)]
         cands = [(Candidate(k, text), ws) for k, text in pool if (ws := self._recall_words(k, text))]
-        return recall_lines(last.text, cands, self.settings.user_name, count)
+        return recall_lines(last.text, cands, self.settings.user_name, count, allowed=self._recallable)
 
     def _recall_words(self, key: str, text: str) -> set[str]:
-        """A message's content words for recall; none for a message the safety screen flags."""
+        """A message's content words for recall (cached by message)."""
         hit = self._recall_cache.get(key)
         if hit is None or hit[0] != text:
-            from . import safety
             from .memory import words
-            hit = self._recall_cache[key] = (text, set() if safety.assess(text).risk else words(text))
+            hit = self._recall_cache[key] = (text, words(text))
         return hit[1]
+
+    def _recallable(self, cand: Any) -> bool:
+        """Whether a message may be recalled: never one the safety screen flags (asked only
+        about the few best matches: the screen takes tens of ms a message)."""
+        ok = self._recall_safe.get(cand.text)
+        if ok is None:
+            from . import safety
+            ok = self._recall_safe[cand.text] = not safety.assess(cand.text).risk
+        return ok
 
     def facts(self) -> list[dict[str, Any]]:
         """The remembered facts of this group (the memory panel's list)."""

@@ -49,15 +49,16 @@ def clip(text: str, limit: int = RECALL_CHARS) -> str:
 
 
 def recall_lines(query_text: str, cands: list[tuple[Candidate, set[str]]], user_name: str,
-                 count: Callable[[str], int], budget: int = RECALL_BUDGET) -> list[str]:
-    """The note lines for the best earlier messages for ``query_text`` (the user's last message)."""
+                 count: Callable[[str], int], budget: int = RECALL_BUDGET,
+                 allowed: Callable[[Candidate], bool] = lambda c: True) -> list[str]:
+    """The note lines for the best earlier messages for ``query_text`` (the user's last message);
+    ``allowed`` is asked only about the best-scoring ones (it may be slow: the safety screen)."""
     query = words(query_text)
     if not query:
         return []
     lines, left = [], budget
-    for s, c in score(query, cands)[:RECALL_TOP]:
-        if s < RECALL_MIN_SCORE:
-            break
+    ranked = [(s, c) for s, c in score(query, cands) if s >= RECALL_MIN_SCORE]
+    for s, c in [x for x in ranked[:RECALL_TOP * 4] if allowed(x[1])][:RECALL_TOP]:
         line = f'Earlier, {user_name} said: "{clip(c.text)}"'
         cost = count(line) + 2
         if cost <= left:
