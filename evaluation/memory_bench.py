@@ -140,25 +140,39 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[
 
 
 def minilm_vs_words() -> dict[str, Any]:
-    """Retrieval only: rank the user's earlier messages (statements among fillers) per question."""
+    """Retrieval only: rank the user's earlier messages (the statements among the opening and
+    filler lines) for each question. Words: the app's IDF-weighted overlap with its threshold
+    (engine.recall). MiniLM: cosine similarity, with the lowest threshold that still finds
+    every stated fact it ranks first; false hits: never-stated questions that then retrieve a
+    message anyway (e.g. the dog's name for "What is my cat called?")."""
     from engine.memory import words
-    from engine.recall import Candidate, score
+    from engine.recall import RECALL_MIN_SCORE, Candidate, score
     from evaluation.embed import Embedder
     pool = OPENING + [s for s, _q, _a in FACTS] + FILLER_USER
     cands = [(Candidate(str(i), t), words(t)) for i, t in enumerate(pool)]
     emb = Embedder()
     vecs = emb(pool)
-    out = {"words_hit_at_2": 0, "minilm_hit_at_2": 0, "per_question": []}
-    for statement, question, _a in FACTS:
-        ranked = [c.text for _s, c in score(words(question), cands)][:2]
-        sims = vecs @ emb([question])[0]
-        top = [pool[i] for i in sims.argsort()[::-1][:2]]
-        out["words_hit_at_2"] += statement in ranked
-        out["minilm_hit_at_2"] += statement in top
-        out["per_question"].append({"question": question, "words": ranked, "minilm": top})
-    out["words_hit_at_2"] /= len(FACTS)
-    out["minilm_hit_at_2"] /= len(FACTS)
-    return out
+
+    def word_top(q: str) -> list[str]:
+        return [c.text for sc, c in score(words(q), cands) if sc >= RECALL_MIN_SCORE][:2]
+
+    def minilm_top(q: str) -> list[tuple[float, str]]:
+        sims = vecs @ emb([q])[0]
+        return [(float(sims[i]), pool[i]) for i in sims.argsort()[::-1][:2]]
+
+    stated = [(st, q, word_top(q), minilm_top(q)) for st, q, _a in FACTS]
+    firsts = [m[0][0] for st, _q, _w, m in stated if m[0][1] == st]
+    threshold = min(firsts) if firsts else 1.0
+    never = [(q, word_top(q), minilm_top(q)) for q in NEVER]
+    return {
+        "words_hit_at_2": sum(st in w for st, _q, w, _m in stated) / len(FACTS),
+        "minilm_hit_at_2": sum(st in [t for _s, t in m] for st, _q, _w, m in stated) / len(FACTS),
+        "minilm_threshold": threshold,
+        "words_false_hits": sum(bool(w) for _q, w, _m in never) / len(NEVER),
+        "minilm_false_hits": sum(m[0][0] >= threshold for _q, _w, m in never) / len(NEVER),
+        "per_question": [{"question": q, "words": w, "minilm": m} for _st, q, w, m in stated]
+                        + [{"question": q, "words": w, "minilm": m, "never_stated": True} for q, w, m in never],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{k:24} {result['memory_off'][k]:11.2f} {result['memory_on'][k]:10.2f}")
     if "retrieval_minilm_vs_words" in result:
         r = result["retrieval_minilm_vs_words"]
-        print(f"hit@2 ranking earlier messages: words {r['words_hit_at_2']:.2f}, MiniLM {r['minilm_hit_at_2']:.2f}")
+        print(f"ranking earlier messages, hit@2: words {r['words_hit_at_2']:.2f}, MiniLM "
+              f"{r['minilm_hit_at_2']:.2f}; never-stated questions that retrieve something: words "
+              f"{r['words_false_hits']:.2f}, MiniLM {r['minilm_false_hits']:.2f} (cosine >= {r['minilm_threshold']:.2f})")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))
