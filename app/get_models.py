@@ -81,7 +81,7 @@ class CatalogTableModel(QAbstractTableModel):
             return o
         if role == Qt.ItemDataRole.DisplayRole:
             e = o.entry
-            name = o.name if e is None else f"{o.name}  ·  {e.params_label} {e.quantization}"
+            name = o.name if e is None else f"{o.name} · {e.quantization}"
             size = f"{o.size / 1e9:.2f} GB" if o.size >= 1e9 else f"{o.size / 1e6:,.0f} MB"
             return (("★ " if o.recommended else "") + name, size, gb(o.fit.need), o.label,
                     e.licence if e else "Apache-2.0")[col]
@@ -166,8 +166,10 @@ class GetModelsPage(QWidget):
         self.table.setWordWrap(False)
         head = self.table.horizontalHeader()
         head.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, 5):
+        for col in range(1, 4):
             head.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        head.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
+        head.resizeSection(4, 190)  # licence names are long; the full name is in the details below
         self.table.setMinimumHeight(250)
         lay.addWidget(self.table, 1)
 
