@@ -68,10 +68,11 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(learned.classifier_path()), help="where to write")
-    ap.add_argument("--risk-budget", type=float, default=0.02,
-                    help="share of benign train messages the combined screen may flag (0.02)")
+    ap.add_argument("--risk-budget", type=float, default=0.01,
+                    help="share of benign train messages the layer may add flags to (0.01)")
     ap.add_argument("--high-budget", type=float, default=0.02,
-                    help="share of benign and concern train messages it may raise to urgent")
+                    help="share of benign and concern train messages it may raise to urgent"
+                         " (0.02)")
     a = ap.parse_args(argv)
     model = learned.encoder()
     if model is None:
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def combined(t_risk: float, t_high: float) -> np.ndarray:
         out = rules.copy()
-        out = np.where((p_high >= t_high) & (out < 2), 2, out)
+        out = np.where((p_high >= t_high) & (out == 1), 2, out)       # as learned.combine
         return np.where((p_risk >= t_risk) & (out < 1), 1, out)
 
     grid = np.round(np.arange(0.30, 0.991, 0.01), 2)

@@ -9,8 +9,9 @@ package the layer is off and ``combine`` returns the rules' verdict unchanged.
 The classifier (``assets/safety/classifier.json``, written by scripts/fit_safety_classifier.py
 from the train split only) has two heads over the normalised 384-d embedding: ``risk`` (concern
 or higher) and ``high`` (urgent or higher), each with a threshold chosen on out-of-fold
-predictions over the train split. The layer can only *raise* the rules' level, never lower it,
-and never to *emergency* (that needs a rule about behaviour in progress).
+predictions over the train split. The layer can only *raise* the rules' level, never lower it:
+*none* to *concern* (``risk``), *concern* to *urgent* (``high``); never to *emergency* (that
+needs a rule about behaviour in progress).
 """
 
 from __future__ import annotations
@@ -286,8 +287,10 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
         return result
     p_risk, p_high = probs
     category = result.category or "suicide"
-    if p_high >= heads["high"][2] and result.level in ("none", "concern"):
-        return SafetyResult(True, category, "urgent", result.evidence or _snippet(text),
+    # urgent only on top of a rule hit: alone, the layer raised everyday first-person lines
+    # ("I hurt my back") too often on phrases unlike its exemplars
+    if p_high >= heads["high"][2] and result.level == "concern":
+        return SafetyResult(True, category, "urgent", result.evidence,
                             max(result.score, URGENT_AT), "learned")
     if p_risk >= heads["risk"][2] and result.level == "none":
         return SafetyResult(True, category, "concern", _snippet(text),

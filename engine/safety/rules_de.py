@@ -109,6 +109,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|tief|hoch|zug|warte|sterben|schluss|ende|vorbei|tot)\b)", "e"),
         (0.95, r"\b(?:seil|strick|schlinge|gurtel) (?:\w+ ){0,2}(?:hangt|ist fest|ist"
                r" festgemacht|um den hals|um meinen hals)\b", "e"),
+        (0.95, r"\bbin (?:\w+ ){0,3}gesprungen\b(?=.*\b(?:beine|bewegen|blut|schmerz\w*|rucken)\b)",
+         "fe"),
         (0.95, r"\bauto (?:\w+ ){0,3}motor (?:\w+ ){0,3}(?:lauft|an)\b(?=.*\bgarage\b)", "e"),
         (0.95, r"\b(?:habe|hab) (?:\w+ ){0,4}uberdosis (?:\w+ ){0,2}genommen\b", "e"),
         # explicit
@@ -137,6 +139,12 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"(?:sterben|umbringen|tot)\b", "n"),
         (0.75, r"\b(?:mache|mach) (?:ich )?schluss\b", "s"),
         (0.85, r"\bbesser (?:dran )?ohne mich\b|\bohne mich besser\b", "n"),
+        (0.75, r"\bohne mich (?:\w+ ){0,3}(?:besser|glucklicher|leichter|froher)\b", "n"),
+        (0.55, r"\bnicht mehr (?:zu )?(?:existieren|da sein|da zu sein)\b", "n"),
+        (0.45, r"\bsich (?:\w+ ){0,2}(?:umzubringen|umbringen|das leben (?:zu )?nehmen|zu toten)\b",
+         "t"),
+        (0.60, r"\bmude vom leben\b|\blebensmude\b|\bdes lebens mude\b", ""),
+        (0.45, r"\bwertlos\b|\bnichts wert\b", ""),
         (0.50, r"\b(?:nur )?eine last\b|\bbin (?:nur )?(?:eine )?last\b", ""),
         (0.55, r"\bwas hat (?:\w+ ){0,2}(?:noch )?(?:fur )?(?:einen )?sinn\b|\bhat (?:alles )?"
                r"keinen sinn mehr\b|\bwozu (?:noch )?(?:leben|weitermachen)\b", "n"),
@@ -165,6 +173,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.80, r"\b(?:seil|strick) (?:\w+ ){0,2}gekauft\b", "s"),
         (0.85, r"\b(?:von|vom) (?:der |dem |einer |einem )?" + _HIGH + r" (?:\w+ ){0,2}(?:zu )?"
                r"(?:springen|springe|spring|sturzen|runterspringen)\b", "s"),
+        (0.85, r"\bspring(?:e)? (?:ich )?(?:\w+ ){0,2}(?:von|vom) (?:der |dem |einer |einem )?"
+               + _HIGH + r"\b", "s"),
+        (0.85, r"\btodliche[nr]? (?:dosis|dosen|menge)\b", "t"),
         (0.85, r"\bvor (?:den|einen|die|eine|das) (?:zug|ubahn|bahn|lkw|auto|bus|laster)"
                r" (?:zu )?(?:werfen|springen|laufen|legen|schmeissen)\b", "s"),
         (0.85, r"\b(?:fahr|fahre|fahren|rasen|rase) (?:\w+ ){0,3}gegen (?:einen|den|eine|die)"
@@ -175,7 +186,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
     "self_harm": [
         (0.95, r"\bzu tief geschnitten\b|\b(?:blutung|blut|bluten) (?:\w+ ){0,3}(?:hort nicht auf"
                r"|stoppt nicht|nicht (?:mehr )?(?:auf|stoppen))\b|\buberall (?:ist )?blut\b"
-               r"|\bpulsadern (?:\w+ ){0,2}aufgeschnitten\b", "e"),
+               r"|\b(?:pulsadern|arme|arm|handgelenke|handgelenk) (?:\w+ ){0,2}aufgeschnitten\b"
+               r"|\btief (?:geschnitten|geritzt)\b(?=.*\bblut)", "e"),
         (0.95, r"\b(?:habe|hab) mich (?:\w+ ){0,3}(?:verbrannt|geschnitten|geritzt) (?:\w+ )"
                r"{0,3}(?:genaht|notaufnahme|krankenhaus)\b", "e"),
         (0.85, r"\bmich " + _GAP + r"(?:ritzen|ritze|schneiden|verletzen|verbrennen"
@@ -202,7 +214,8 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
                r" woche|freitag)\b"),
         (0.40, r"\b(?:geplant|plan|weiss genau wie|weiss (?:\w+ )?wofur|vorbereitet)\b"),
         (0.35, r"\b(?:tabletten|seil|strick|waffe|pistole|brucke|zug)\b"),
-        (0.30, r"\b(?:diesmal|meine es ernst|brauche (?:sie|das|ihn|es) nicht mehr)\b"),
+        (0.30, r"\b(?:diesmal|meine es ernst)\b"),
+        (0.45, r"\bbrauche (?:sie|das|ihn|es|die) (?:\w+ )?nicht mehr\b"),
     ],
     "self_harm": [
         (0.35, r"\b(?:wieder|tiefer|jeden tag|jede nacht|heute abend|heute nacht)\b"),

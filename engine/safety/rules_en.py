@@ -251,11 +251,11 @@ _TARGET = (r"(?:him|her|them|someone|somebody|people|everyone|everybody|anyone|a
            r"|(?:that|this|the|a) (?:guy|girl|man|woman|person|kid|child|stranger|cop|teacher"
            r"|bitch|bastard|asshole|prick|dude|family|class|school|baby)|my " + _KIN
            + r"|my (?:baby|kids?|children|child|son|daughter|dog|cat)|his \w+|her \w+|\w+ and \w+)")
-_PILLS = (r"(?:pills|tablets|meds|medication|medications|medicine|painkillers|antidepressants"
+_PILLS = (r"(?:pills|pill|tablets|meds|medication|medications|medicine|painkillers|antidepressants"
           r"|paracetamol|tylenol|acetaminophen|ibuprofen|advil|aspirin|insulin|xanax|benzos"
           r"|oxy|oxycodone|opioids|sleeping pills|sleeping tablets|prescription|capsules"
           r"|lithium|valium|codeine)")
-_MANY = (r"(?:whole|entire|full|bottle|bottles|pack|packet|packets|box|boxes|handful|bunch"
+_MANY = (r"(?:whole|entire|full|bottle|bottles|pack|packet|packets|box|boxes|handful|bunch|every"
          r"|too many|\d{2,})")
 _HIGH = (r"(?:bridge|roof|rooftop|ledge|edge|cliff|balcony|railing|tracks|train tracks|parking"
          r" garage|tower|building|overpass|window ledge|top floor)")
@@ -282,7 +282,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:i |just |i just |i have |already )?(?:overdosed|took an overdose|have taken"
                r" an overdose|taken an overdose)\b(?! on (?:coffee|caffeine|sugar|chocolate|tv|netflix"
                r"|anime|memes|work|love|sweets|cake|tea|energy))", "fe"),
-        (0.95, r"\b(?:drank|swallowed|drunk|drinking|ate|took|had) (?:\w+ ){0,2}(?:bleach|poison"
+        (0.95, r"\b(?:drank|swallowed|drunk|drinking|ate|took|had) (?:\w+ ){0,4}(?:bleach|poison"
                r"|rat poison|antifreeze|drain cleaner|weed killer|pesticide|weedkiller)\b", "fe"),
         (0.95, r"\b(?:i am|am|standing|sitting|i am standing|i am sitting) (?:\w+ ){0,3}(?:on|at"
                r"|off|by) (?:the |a |this |my )?(?:edge |ledge |top |roof |railing )?(?:of )?(?:the "
@@ -301,11 +301,27 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:tried|trying|attempted) to (?:hang|kill|shoot|drown|poison) (?:himself|herself"
                r"|themselves)\b(?=.*\b(?:breathing|unconscious|waking|wake|answering|responding"
                r"|bleeding|what do i do|help|hospital)\b)", "e"),
-        (0.95, r"\b(?:she|he|they|friend|brother|sister|mom|mum|dad|son|daughter|partner) (?:\w+ )"
+        (0.95, r"\b(?:she|he|they|friend|brother|sister|mom|mum|dad|son|daughter|partner|girlfriend"
+               r"|boyfriend|wife|husband|roommate|flatmate|cousin) (?:\w+ )"
                r"{0,3}(?:took|taken|swallowed|overdosed)\b(?: \w+){0,5}(?=.*\b(?:not answering"
                r"|not responding|unconscious|not breathing|will not wake|cannot wake|passed out"
                r"|what do i do|help)\b)", "e"),
         # means, method and preparation named outright
+        (0.85, r"\b(?:know|decided|figured out) (?:which|what|how many) (?:pills|tablets|meds"
+               r"|medication) (?:to take|i would take|i need)\b|\bhave enough (?:pills|tablets|meds"
+               r"|of them) to\b", "s"),
+        (0.85, r"\bhow (?:high|tall) (?:a|the) (?:building|bridge|balcony|cliff|floor|drop)"
+               r" (?:has to|needs to|must|would have to|should) be\b", "n"),
+        (0.95, r"\b(?:off|offing) myself\b", "f"),
+        (0.85, r"\b(?:pills|tablets|meds|rope|gun|razor|blades) (?:\w+ ){0,2}(?:counted out|lined up"
+               r"|laid out|ready|set out|sorted out)\b", "s"),
+        (0.80, r"\b(?:picked|chosen|chose|found) (?:the|a|my) (?:bridge|building|method|rope|tree"
+               r"|cliff)\b", "s"),
+        (0.50, r"\b(?:picked|chosen|chose) (?:the|a|my) (?:spot|place|date|day)\b", "s"),
+        (0.85, r"\b(?:planning to|plan to|decided to|going to|am going to|will) end (?:it|everything"
+               r"|it all|this)\b(?! (?:with|between|for|early|there|now lol))", "s"),
+        (0.85, r"\b(?:lethal|fatal|deadly) (?:dose|doses|amount|amounts)\b", "t"),
+        (0.85, r"\b(?:gun|pistol|rifle|shotgun)\b.*\bend (?:this|it|everything|my life)\b", ""),
         (0.85, r"\b(?:saving|saved|hoarding|hoarded|stockpiling|stockpiled|collecting|collected"
                r"|stashing|stashed|keeping|kept) (?:up )?(?:\w+ ){0,2}" + _PILLS + r"\b", "f"),
         (0.70, r"\b(?:bought|got|buying|ordered) (?:a |some |the )?(?:rope|noose|charcoal)\b", "f"),
@@ -433,7 +449,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.45, r"\b(?:feel|feeling|i am|am) (?:hopeless|worthless)\b(?! (?:at|with|in|when|about"
                r"|for)\b)", ""),
         (0.35, r"\b(?:feel|feeling|i am|am) (?:empty|dead inside|numb)\b", ""),
-        (0.30, r"\b(?:i give up|giving up on (?:life|everything)|nothing matters)\b", "s"),
+        (0.30, r"\b(?:i give up|nothing matters)\b", "s"),
+        (0.45, r"\b(?:giving up|give up) on (?:life|everything|living)\b", "s"),
+        (0.45, r"\b(?:everything|life|it all|my life|the future) (?:feels|is|seems) hopeless\b", ""),
         (0.35, r"\bi hate (?:my life|being alive|myself|existing)\b", ""),
         # preparations
         (0.85, r"\b(?:writing|wrote|write|written|leave|leaving|left|finished) (?:a |my |some"
@@ -505,6 +523,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|melting)\b", "e"),
         (0.60, r"\b(?:staring|stare|looking) at (?:my )?(?:wrists?|the knife|the blade|the"
                r" razor)\b", ""),
+        (0.85, r"\b(?:razor|blade|knife) (?:over|on|against|to) my (?:wrist|wrists|arm|arms|skin"
+               r"|throat|thigh|thighs)\b", ""),
+        (0.95, r"\b(?:will not|would not|cannot|does not|wont|is not going to) stop bleeding\b"
+               r"|\bbleeding through\b|\bsoaked (?:in|with) blood\b", "e"),
         (0.80, r"\b(?:cut|cutting|cuts|slash|slashing|slashed|carve|carving|carved) (?:myself|my"
                r" (?:arms?|wrists?|thighs?|legs?|skin|stomach|hips?|body|ankles?|chest|forearms?"
                r"|face))\b", ""),
@@ -658,7 +680,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
 BOOSTERS: dict[str, list[tuple[float, str]]] = {
     "suicide": [
         (0.30, r"\b(?:tonight|today|tomorrow|this weekend|right now|soon|after everyone is"
-               r" asleep)\b"),
+               r" asleep|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this week"
+               r"|next week)\b"),
         (0.40, r"\b(?:i have|i got|got|bought|saved|collected|stockpiled|been saving|saving up)"
                r" (?:\w+ ){0,2}(?:pills|rope|gun|razor|razors|blades?|tablets|meds)\b"),
         (0.45, r"\b(?:will not|wont|do not) need (?:them|it|these|those|any of (?:it|this|them))"

@@ -41,7 +41,8 @@ TOKEN_MAP: dict[str, str] = {
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).
 FUZZY_WORDS = ("suicider", "suicidaire", "medicaments", "somniferes", "comprimes", "testament",
-               "desespere", "scarifier", "scarifie", "paracetamol")
+               "desespere", "desesperee", "scarifier", "scarifie", "scarifiee", "scarifies",
+               "paracetamol", "suicide", "suicides")
 PHRASE_MAP: list[tuple[str, str]] = [
     (r"\bfoutre en le air\b", "foutre en l air"),
     (r"\bmoi meme\b", "moi"),
@@ -107,7 +108,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:elle|il|amie|ami|frere|soeur|mere|pere|fils|fille) (?:\w+ ){0,3}(?:a|ont)"
                r" (?:\w+ ){0,2}(?:avale|pris) (?:\w+ ){0,2}" + _MANY + r" (?:\w+ ){0,3}" + _PILLS
                + r"\b", "e"),
-        (0.95, r"\b(?:je ai fait|fait) une (?:overdose|od|surdose)\b", "e"),
+        (0.95, r"\b(?:je ai fait|fait|je ai pris|pris) une (?:overdose|od|surdose)\b", "e"),
+        (0.95, r"\bje ai saute\b(?=.*\b(?:jambes|bouger|sang|dos|mal)\b)", "e"),
         (0.95, r"\b(?:je suis|suis|je me tiens|assis|assise|debout) (?:\w+ ){0,3}(?:sur|au bord"
                r" de|au bord du|en haut de|en haut du|au dessus de|au dessus du) (?:le |la |les |un"
                r" |une |de le )?" + _HIGH + r"\b(?=.*\b(?:sauter|saute|sauterai|tomber|train|attends"
@@ -131,6 +133,12 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.70, r"\bne plus (?:me )?reveiller\b|\bplus jamais me reveiller\b", "n"),
         (0.90, r"\bcombien de " + _PILLS + r"\b(?: \w+){0,5} (?:faut|mourir|reveiller|mortel"
                r"|dose)\b", "n"),
+        (0.75, r"\bsans moi (?:\w+ ){0,4}(?:mieux|plus heureux|plus heureuse|plus simple|plus"
+               r" facile)\b", "n"),
+        (0.60, r"\bne plus exister\b", "n"),
+        (0.75, r"\bje (?:ne )?serai plus (?:la|ici|en vie)\b", "n"),
+        (0.85, r"\bdoses? mortelles?\b|\bdoses? letales?\b", "t"),
+        (0.65, r"\b(?:confie|donne|laisse) (?:\w+ ){0,2}(?:mon chien|mon chat|mes affaires)\b", "s"),
         (0.85, r"\bmieux sans moi\b|\bmieux si je (?:etais|suis) (?:mort|morte|plus la)\b", "n"),
         (0.75, r"\b(?:je )?en (?:finis|finir|finirai)\b(?! avec (?!la vie|ma vie|tout)\w+)", "s"),
         (0.50, r"\b(?:un|le|une) fardeau\b", ""),
@@ -161,6 +169,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.85, r"\bfoncer (?:\w+ ){0,2}(?:dans|contre) (?:un|le) (?:arbre|mur|pilier)\b", "s"),
     ],
     "self_harm": [
+        (0.95, r"\b(?:taillade|tailladee|ouvert|ouverte|coupe|coupee|scarifie|scarifiee)"
+               r" (?:\w+ ){0,2}(?:les bras|les poignets|le bras|le poignet|les veines)\b(?=.*\b(?:rouge"
+               r"|sang|saigne|saigner|baignoire|bain|profond)\b)"
+               r"|\b(?:scarifie|scarifiee|coupe|coupee|taillade|tailladee)\b.*\bsaigne\b", "e"),
         (0.95, r"\bcoupee? trop profond\w*\b|\bsang partout\b|\b(?:ne )?(?:arrete|arrete) pas de"
                r" saigner\b|\bouvert les veines\b", "e"),
         (0.85, r"\bme " + _GAP + r"(?:scarifier|scarifie|couper|mutiler|bruler|faire du mal"
@@ -181,9 +193,11 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
     "suicide": [
         (0.35, r"\b(?:ce soir|cette nuit|demain|ce week end|maintenant|bientot|cette semaine"
                r"|vendredi)\b"),
-        (0.40, r"\b(?:tout prevu|prevu|un plan|je sais comment|je sais pourquoi|prepare)\b"),
+        (0.40, r"\b(?:tout prevu|prevu|un plan|je sais comment|je sais pourquoi|prepare"
+               r"|tout est pret|tout est prete)\b"),
         (0.35, r"\b(?:cachets|medicaments|corde|fusil|arme|pont|train)\b"),
-        (0.30, r"\b(?:serieux|serieuse|cette fois|plus besoin)\b"),
+        (0.30, r"\b(?:serieux|serieuse|cette fois)\b"),
+        (0.45, r"\bplus besoin\b"),
     ],
     "self_harm": [
         (0.35, r"\b(?:encore|plus profond|tous les jours|chaque nuit|ce soir)\b"),
