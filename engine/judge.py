@@ -587,6 +587,8 @@ class PreferencePair:
     better: str
     worse: str
     others: list[dict] = field(default_factory=list)
+    criterion: str = ""  # the MASCOT dimension the pair tests (length-matched set only)
+    split: str = ""      # train / dev / test (length-matched set only)
 
 
 def pairs_path() -> Path:
@@ -617,6 +619,7 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
     sets: dict[str, Any] = {}
     hits: list[float] = []
     kinds: dict[str, list[float]] = {}
+    criteria: dict[str, list[float]] = {}
     dims: dict[str, list[float]] = {d: [] for d in DIMENSIONS}
     margins: list[float] = []
     if hasattr(judge, "warm"):
@@ -631,6 +634,8 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
         hit = 1.0 if a.mean > b.mean else 0.5 if a.mean == b.mean else 0.0
         hits.append(hit)
         kinds.setdefault(pair.kind, []).append(hit)
+        if pair.criterion:
+            criteria.setdefault(pair.criterion, []).append(hit)
         margins.append(a.mean - b.mean)
         for d in DIMENSIONS:
             x, y = a.values.get(d, NEUTRAL), b.values.get(d, NEUTRAL)
@@ -641,4 +646,5 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
     return {"judge": judge.name, "pairs": len(hits), "agreement": mean(hits),
             "mean_margin": mean(margins),
             "per_kind": {k: mean(v) for k, v in sorted(kinds.items())},
+            "per_criterion": {k: mean(v) for k, v in sorted(criteria.items())},
             "per_dimension": {d: mean(v) for d, v in dims.items()}}

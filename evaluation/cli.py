@@ -44,7 +44,8 @@ def run_parser() -> argparse.ArgumentParser:
                    help="Scenarios per domain (default: all; 2 with --quick).")
     p.add_argument("--judge", dest="judges", action="append", metavar="SPEC",
                    help="Judge spec (repeatable; several are averaged): combined (default: the bundled "
-                        "model + the heuristic judge), local, local:PATH.gguf, heuristic, openai:URL#MODEL.")
+                        "model + the heuristic judge), local, local:PATH.gguf, heuristic, openai:URL#MODEL, "
+                        "learned (training's teacher), audit (a learned judge no training used).")
     p.add_argument("--compare", choices=["none", "quick", "full"], default=None,
                    help="Position-debiased comparisons: quick (Director vs round-robin, and single vs "
                         "round-robin vs Director), full (the best Director configuration against every "

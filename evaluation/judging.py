@@ -15,9 +15,11 @@ from typing import Any, Callable
 
 from engine import judge as engine_judge
 from engine.errors import InputError
-from engine.judge import DEFAULT_WEIGHTS, DIMENSIONS, HeuristicJudge, LocalJudge, make_judge
+from engine.judge import DEFAULT_WEIGHTS, DIMENSIONS, HeuristicJudge, LocalJudge
 from engine.personas import Persona, PersonaSet
 from engine.scenarios import Scenario
+
+from training.judge import make_judge as make_teacher
 
 from .configs import EvalConfig
 from .db import ResultsDB, code_fingerprint, digest
@@ -59,7 +61,7 @@ def build_judges(specs: list[str], backend_for: Callable[[str | None], Any]) -> 
         elif spec == "heuristic":
             judge = _heuristic()
         else:
-            judge = make_judge(spec)
+            judge = make_teacher(spec)   # learned (training's judge) or any engine.judge spec
         for w in out:
             if w.name == judge.name:
                 w.weight += weight
@@ -119,7 +121,8 @@ def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[st
         others = [{"speaker": o["speaker"], "text": o["text"]} for o in msgs[:i] if not o.get("safety")]
         per: dict[str, dict[str, float]] = {}
         for w in judges:
-            key = digest({"judge": w.name, "code": code, "scenario": scenario.to_dict(),
+            key = digest({"judge": w.name, "code": code + getattr(w.judge, "fingerprint", ""),
+                          "scenario": scenario.to_dict(),
                           "persona": persona.to_dict(), "reply": msgs[i]["text"], "others": others})
             values = db.get_judgment(key)
             if values is None:

@@ -152,6 +152,29 @@ def _inline(text: str) -> str:
 
 # -- the report ------------------------------------------------------------------------------------
 
+# Which report numbers were part of a training reward (training/director_rewards.py, persona RLAIF).
+TRAINING_REWARD_JUDGES = {"learned": "the teacher of persona RLAIF and of the Director's social and persona "
+                                     "reward components"}
+TRAINING_REWARD_METRICS = {"redundancy": "MiniLM cosine between replies (the Director's diversity and "
+                                         "non-redundancy components use the same embeddings)",
+                           "balance": "the Director's balance component",
+                           "role confusion": "a penalty in persona RLAIF"}
+
+
+def reward_provenance(judge_names: list[str]) -> str:
+    """One paragraph that marks which judges and metrics were training rewards and which never were."""
+    trained = [f"judge `{j}` ({TRAINING_REWARD_JUDGES[j]})" for j in judge_names if j in TRAINING_REWARD_JUDGES]
+    independent = [f"`{j}`" for j in judge_names if j not in TRAINING_REWARD_JUDGES]
+    parts = trained + [f"{m} ({why})" for m, why in TRAINING_REWARD_METRICS.items()]
+    text = ("**Training rewards (not independent of training):** " + "; ".join(parts) + ". "
+            "A judge average that includes a training-reward judge is partly one too. ")
+    text += ("**Not a training reward with the current defaults** (models trained before the learned "
+             "teacher used the heuristic judge instead): " + (", ".join(independent) + " (judges), " if independent else "")
+             + "identifiability, prompt echo and distinct-n. "
+             "The `audit` judge (`--judge audit`) is fitted on a disjoint split with no corruptions (docs/judge.md).")
+    return text
+
+
 def headline_table(rows: Rows, configs: list[str], labels: dict[str, str], ci: bool = False) -> tuple[list[str], list[list[str]]]:
     header = ["Configuration"] + [h for _, h, _, _ in HEADLINE]
     body = [[labels.get(c, c)] + [rows.fmt(c, m, f, ci=ci) for m, _, _, f in HEADLINE] for c in configs]
@@ -186,6 +209,7 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
     d.p("Every number is a mean over scenarios with a 95% confidence interval in brackets "
         "(percentile bootstrap, 2,000 resamples, fixed seed), unless the table says otherwise. "
         "Judge scores are 1–5 (0–100 = (score − 1) / 4 × 100). ↓ marks metrics where lower is better.")
+    d.p(reward_provenance(list(meta.get("judge_names", []))))
     if meta.get("work"):
         d.p("Work in this run: " + "; ".join(meta["work"]) + f" (llama.cpp threads: {meta.get('threads')}).")
     if skipped:

@@ -12,6 +12,8 @@
     mascot-train export    --out runs/mia      # merge, GGUF f16/Q8_0/Q4_K_M, LoRA GGUF, register
     mascot-train evaluate  --out runs/mia      # held-out reward before vs after
     mascot-train judge-agreement --judge heuristic --judge local   # judges vs hand-written pairs
+    mascot-train judge-agreement --set test --judge learned       # ... on the length-matched test split
+    mascot-train judge-fit                       # refit the learned judge (assets/judge/learned.json)
     mascot-train director --tiny --out runs/dir   # the Director, GRPO on group rewards (issue 5)
 
 Every stage writes ``OUT/<stage>/`` with its resolved ``config.json`` and a ``DONE`` marker; a
@@ -76,8 +78,20 @@ def make_parser() -> argparse.ArgumentParser:
     add_options(dp, DirectorConfig)
     ja = sub.add_parser("judge-agreement", help="measure judges on the hand-written preference pairs")
     ja.add_argument("--judge", action="append", default=None,
-                    help="Judge spec (repeatable): heuristic, local, local:PATH.gguf, openai:URL#MODEL, combined.")
+                    help="Judge spec (repeatable): learned, learned:PATH.json, heuristic, local, local:PATH.gguf, "
+                         "openai:URL#MODEL, combined, longer-wins (the length baseline).")
+    ja.add_argument("--set", dest="pair_set", default="smoke", choices=("smoke", "train", "dev", "test"),
+                    help="smoke: the 48 length-biased pairs of assets/judge/pairs.jsonl; train/dev/test: a split "
+                         "of the length-matched assets/judge/preferences.jsonl (docs/judge.md).")
     ja.add_argument("--json", metavar="FILE", help="Also write the results as JSON.")
+    jf = sub.add_parser("judge-fit", help="fit the learned judge on the train split (+ flawed twins); "
+                                          "L2 chosen on dev; prints dev and test agreement")
+    jf.add_argument("--out", default=None, help="Weights file (default: assets/judge/learned.json).")
+    jf.add_argument("--seed", type=int, default=0, help="Seed of the twin generator.")
+    jf.add_argument("--no-twins", action="store_true", help="Fit on the hand-written train pairs only.")
+    jf.add_argument("--audit", action="store_true", help="Fit the audit judge instead (dev split only, no twins; "
+                                                         "assets/judge/audit.json): an evaluation signal that "
+                                                         "training never optimises.")
     return parser
 
 
@@ -157,17 +171,18 @@ def summary(out: Path) -> dict[str, Any]:
     return s
 
 
-def judge_agreement(specs: list[str], json_path: str | None) -> list[dict[str, Any]]:
-    from engine.judge import agreement, load_pairs, make_judge
+def judge_agreement(specs: list[str], json_path: str | None, pair_set: str = "smoke") -> list[dict[str, Any]]:
+    from engine.judge import agreement, load_pairs
 
     from .common import progress
-    pairs = load_pairs()
+    from .judge import LongerWins, load_preferences, make_judge
+    pairs = load_pairs() if pair_set == "smoke" else load_preferences(pair_set)
     results = []
     for spec in specs:
-        judge = make_judge(spec)
+        judge = LongerWins() if spec == "longer-wins" else make_judge(spec)
         with progress(total=len(pairs), desc=f"judge {spec}", unit="pair") as bar:
             r = agreement(judge, pairs, progress=bar.update)
-        r["spec"] = spec
+        r["spec"], r["set"] = spec, pair_set
         results.append(r)
         print(json.dumps(r), flush=True)
     if json_path:
@@ -182,7 +197,12 @@ def main(argv: list[str] | None = None) -> int:
         require_train_extra()
         quiet_libraries()
         if args.command == "judge-agreement":
-            judge_agreement(args.judge or ["heuristic"], args.json)
+            judge_agreement(args.judge or ["learned"], args.json, args.pair_set)
+            return 0
+        if args.command == "judge-fit":
+            from .judge_fit import run as fit_judge
+            print(json.dumps(fit_judge(args.out, seed=args.seed, twins=not args.no_twins, audit=args.audit),
+                             indent=2))
             return 0
         if args.command == "director":
             from .director_grpo import resolve_config

@@ -74,8 +74,8 @@ class SampleConfig:
     max_tokens: int = opt(64, "Longest sampled reply, in tokens.")
     temperature: float = opt(1.0, "Sampling temperature (higher = more diverse candidates).")
     top_p: float = opt(0.95, "Nucleus sampling.")
-    judge: str = opt("heuristic", "Judge spec: heuristic, local, local:PATH.gguf, openai:URL#MODEL, "
-                                  "combined (see docs/judge.md for measured agreement).")
+    judge: str = opt("learned", "Judge spec: learned (the validated teacher), heuristic, local, local:PATH.gguf, "
+                                "openai:URL#MODEL, combined (see docs/judge.md for measured agreement).")
     n_ctx: int = opt(2048, "llama.cpp context size for sampling.")
 
 
@@ -159,7 +159,7 @@ def tiny_preset() -> dict[str, Any]:
     return {
         "base": {"tiny": True},
         "sample": {"max_contexts": 3, "k": 3, "max_tokens": 16, "max_personas": 1,
-                   "judge": "heuristic"},
+                   "judge": "learned"},
         "prefs": {"min_margin": 0.1, "eval_fraction": 0.34},
         "reward": {"epochs": 1.0, "batch_size": 4, "lora": {"r": 4, "alpha": 8}},
         "policy": {"steps": 2, "num_generations": 2, "prompts_per_step": 1, "max_completion_length": 8,

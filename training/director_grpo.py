@@ -33,8 +33,8 @@ for constrained sampling in GRPO). In "free" mode sampling is unconstrained and 
 is rewarded.
 
 Simplifications (honest list): The reward is per decision (one rolled-out reply), not over a
-whole round. ``beta`` (KL to the base model) defaults to 0. The judge is the offline heuristic
-judge. With a 135M model the Director runs in "menu" mode (directive chosen from a list), as in
+whole round. ``beta`` (KL to the base model) defaults to 0. The judge is the offline learned
+judge (training/judge.py). With a 135M model the Director runs in "menu" mode (directive chosen from a list), as in
 the app.
 """
 
@@ -79,7 +79,8 @@ class DirectorConfig:
                                   "commas (e.g. Mia=runs/toy-mia/export/mia/...-q8_0.gguf, a persona model "
                                   "from `mascot-train pipeline`, as the paper rolls out its aligned persona "
                                   "models); the others use --persona-model.")
-    judge: str = opt("heuristic", "Judge spec for the social and persona components.")
+    judge: str = opt("learned", "Judge spec for the social and persona components (learned: the validated "
+                                "teacher, docs/judge.md; or heuristic, local, openai:URL#MODEL, ...).")
     max_states: int = opt(0, "At most this many training scenarios (0 = all of the train split).")
     eval_states: int = opt(0, "At most this many held-out scenarios (0 = all).")
     states_per_scenario: int = opt(2, "1 = round start only; 2 = also after the first reply.")
@@ -335,7 +336,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     from . import base_model
     from .contexts import chat_template_of
     from .director_rewards import GroupRewarder
-    from engine.judge import make_judge
+    from .judge import make_judge
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     save_config(out, cfg)

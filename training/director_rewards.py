@@ -26,8 +26,8 @@ An empty reply scores 0 on relevance/diversity/non_redundancy. ``END`` (only pos
 round may end) has no reply: it scores ``end_reward`` on every content component.
 
 Simplification vs the paper: the reward is computed per decision (one step of the round, one
-rolled-out reply), not over a whole rolled-out round, and the judge is the offline heuristic judge
-by default (docs/judge.md) rather than a large LLM judge.
+rolled-out reply), not over a whole rolled-out round, and the judge is the offline learned judge
+(training/judge.py, validated on length-matched pairs in docs/judge.md) rather than a large LLM judge.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def eval_dir(out: Path) -> Path:
 def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
     import json
 
-    from engine.judge import make_judge
+    from .judge import make_judge
     from engine.runtime import GenRequest, LlamaRuntime
 
     from .base_model import base_gguf

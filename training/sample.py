@@ -55,7 +55,7 @@ def sampled_personas(out: Path) -> list[str]:
 
 
 def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
-    from engine.judge import make_judge
+    from .judge import make_judge
     from engine.runtime import GenRequest, LlamaRuntime
 
     from .base_model import base_dir, base_gguf
