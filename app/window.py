@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWi
 
 from engine.errors import MascotError
 from engine.models import BUNDLED_NAME
-from engine.safety import DISCLOSURE
+from engine.safety import DISCLOSURE, SCREENING_NOTE
 from engine.storage import Store
 
 from . import avatars, icons, theme
@@ -93,7 +93,8 @@ class MainWindow(CardDropTarget, QMainWindow):
         self._restore()
         self.session.start()
         if not self.session.settings.disclosure_seen:
-            self.disclosure.show_message("Before you start", html.escape(DISCLOSURE))
+            self.disclosure.show_message("Before you start",
+                                         html.escape(f"{DISCLOSURE} {SCREENING_NOTE}"))
 
     # -- building ---------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -288,10 +289,21 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.session.new_conversation(group)
 
     def show_crisis(self, event: dict[str, Any]) -> None:
-        body = resources_html(event.get("resources") or [])
-        body += f"<br><span style='color:{theme.MUTED}'>{html.escape(event.get('disclosure') or DISCLOSURE)}</span>"
+        resources = event.get("resources") or []
+        call = event.get("emergency")
+        if call:  # behaviour in progress: the emergency number first, in large type
+            resources = sorted(resources, key=lambda r: not r.get("emergency"))
+        body = resources_html(resources)
+        note = f"{event.get('disclosure') or DISCLOSURE} {SCREENING_NOTE}"
+        body += f"<br><span style='color:{theme.MUTED}'>{html.escape(note)}</span>"
         self.disclosure.hide()  # the crisis banner repeats it
-        self.crisis.show_message("You deserve support right now. Real people can help:", body)
+        if call:
+            first = (f"<span style='font-size:16pt; font-weight:700; color:{theme.DANGER}'>"
+                     f"{html.escape(call['text'])}</span><br>Call before anything else, or ask "
+                     "someone near you to call. If someone else is in danger, call for them.<br><br>")
+            self.crisis.show_message("This is an emergency.", first + body)
+        else:
+            self.crisis.show_message("You deserve support right now. Real people can help:", body)
 
     def notify(self, level: str, text: str) -> None:
         self.statusBar().showMessage(text, 15_000 if level == "error" else 6_000)

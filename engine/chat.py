@@ -775,18 +775,20 @@ class GroupChat:
 
     def _round(self, text: str, cancel: threading.Event, spoken: list[str]) -> Iterator[Event]:
         from . import safety
-        verdict = safety.assess(text)
+        # the user's recent messages, this one last: weak signals over several add up
+        verdict = safety.assess_conversation([t.text for t in self.transcript if t.role == "user"])
         safety_directive = ""
-        if verdict.risk and verdict.level == "urgent":
+        if verdict.urgent:  # urgent or emergency: a reviewed message instead of the role-play
             yield from self._safety_round(verdict, spoken)
             return
         if not verdict.risk:  # a crisis message becomes a fact only if the user pins it
             yield from self._remember_said(text)
         if verdict.risk:  # concern: show resources, and companions check in seriously
             yield Event("safety", {"category": verdict.category, "level": verdict.level,
-                                   "evidence": verdict.evidence,
+                                   "evidence": verdict.evidence, "source": verdict.source,
                                    "resources": safety.resources_for(verdict, self.settings.region),
-                                   "disclosure": safety.DISCLOSURE})
+                                   "disclosure": safety.DISCLOSURE,
+                                   "screened_languages": list(safety.SCREENED_LANGUAGES)})
             safety_directive = (f"Take this seriously: gently check in on how {self.settings.user_name} "
                                 "is really doing, no jokes, and encourage talking to someone they trust")
         active = [p for p in self.members if p.name not in self.muted]
@@ -1025,16 +1027,21 @@ class GroupChat:
                                 "latency_ms": round((time.perf_counter() - t0) * 1000, 1)})
 
     def _safety_round(self, verdict: Any, spoken: list[str]) -> Iterator[Event]:
-        """An urgent crisis signal: resources and a supportive reply out of role-play.
+        """An urgent or emergency crisis signal: resources and a supportive reply out of
+        role-play; for an emergency the event carries ``emergency`` (the number to call now).
 
         The reply is written by ``safety.crisis_message`` (reviewed text), not generated: a small
         local model cannot be trusted to respond safely to a person at risk. It is posted under
         the first active companion's name and says plainly that the companions are AI."""
         from . import safety
         resources = safety.resources_for(verdict, self.settings.region)
-        yield Event("safety", {"category": verdict.category, "level": verdict.level,
-                               "evidence": verdict.evidence, "resources": resources,
-                               "disclosure": safety.DISCLOSURE})
+        data = {"category": verdict.category, "level": verdict.level,
+                "evidence": verdict.evidence, "source": verdict.source, "resources": resources,
+                "disclosure": safety.DISCLOSURE,
+                "screened_languages": list(safety.SCREENED_LANGUAGES)}
+        if verdict.level == "emergency":  # behaviour in progress: the local number comes first
+            data["emergency"] = safety.emergency_call(resources)
+        yield Event("safety", data)
         lead = next((p for p in self.members if p.name not in self.muted), self.members[0])
         text = safety.crisis_message(verdict, resources, companion_name=lead.name)
         mid = self._commit("safety", lead.name, text, directive="safety response (no role-play)",

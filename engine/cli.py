@@ -214,6 +214,8 @@ def _round(session: Any, text: str, as_json: bool, color: bool) -> None:
             click.echo()
             streaming = None
         elif ev.type == "safety":
+            if ev.data.get("emergency"):  # behaviour in progress: the number to call comes first
+                click.echo(paint(f"⚠ EMERGENCY: {ev.data['emergency']['text']}", "#d9534f", color))
             click.echo(paint("⚠ You matter, and help is available right now:", "#d9534f", color))
             for r in ev.data["resources"]:
                 click.echo(f"  • {r['name']}: {r['contact']}" + (f" ({r['url']})" if r.get("url") else ""))

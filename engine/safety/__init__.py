@@ -28,7 +28,7 @@ Measurements and known limits: docs/safety.md.
 
 from __future__ import annotations
 
-from .resources import crisis_message, load_resources, resources_for
+from .resources import crisis_message, emergency_call, load_resources, resources_for
 from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyResult
 from .screen import LEVEL_RANK, assess_rules, normalise
 
@@ -37,10 +37,12 @@ __all__ = [
     "DISCLOSURE",
     "LEVELS",
     "SCREENED_LANGUAGES",
+    "SCREENING_NOTE",
     "SafetyResult",
     "assess",
     "assess_conversation",
     "crisis_message",
+    "emergency_call",
     "learned_available",
     "load_resources",
     "normalise",
@@ -48,6 +50,10 @@ __all__ = [
 ]
 
 SCREENED_LANGUAGES = ("English", "German", "French")
+
+# Said wherever the app shows the crisis banner: what the screen can and cannot read.
+SCREENING_NOTE = ("Mascot screens messages for signs of crisis in English, German and French; "
+                  "in other languages it may miss them.")
 
 DISCLOSURE = (
     "Mascot's companions are AI, not people or therapists. Everything stays on this computer. "

@@ -168,19 +168,55 @@ def _emergency_phrase(resources: list[dict[str, Any]]) -> str:
     return "call your local emergency number now"
 
 
+def emergency_call(resources: list[dict[str, Any]]) -> dict[str, str]:
+    """The region's emergency number as ``{"number", "name", "text"}``, for the first line of an
+    emergency response ("Call 112 now"); without a listed number, a generic instruction."""
+    for res in resources:
+        number = str(res.get("number", "")).strip()
+        if res.get("emergency") and number:
+            return {"number": number, "name": str(res.get("name", "")),
+                    "text": f"Call {number} now."}
+    return {"number": "", "name": "", "text": "Call your local emergency number now."}
+
+
+def _emergency_message(result: SafetyResult, resources: list[dict[str, Any]], who: str) -> str:
+    """Behaviour in progress: the number to call comes first, then the rest."""
+    call = emergency_call(resources)
+    number = call["number"] or "your local emergency number"
+    sentences = [
+        f"Please call {number} now, or ask someone near you to call for you.",
+        "This is an emergency, and you deserve help right away, even if you are not sure how bad"
+        " it is.",
+        f"If someone else is in danger, call {number} for them now and stay with them if it is"
+        " safe.",
+        f"Stepping out of the chat: {who} not an emergency service and cannot send help.",
+        "While you wait, stay where help can reach you and let someone near you know.",
+    ]
+    helplines = [r for r in resources if not r.get("emergency")][:2]
+    lines = [f"- {call['name'] or 'Emergency services'}: {call['text'].rstrip('.')}"
+             if call["number"] else "- Emergency services: call your local emergency number"]
+    for res in helplines:
+        lines.append(f"- {res['name']}: {res['contact']}" + (f" ({res['url']})" if res.get("url")
+                                                              else ""))
+    return " ".join(sentences) + "\n\nContacts, emergency first:\n" + "\n".join(lines)
+
+
 def crisis_message(result: SafetyResult, resources: list[dict[str, Any]],
                    companion_name: str | None = None) -> str:
     """A warm, plain message (not role-play) that points to real people and lists resources.
 
-    ``resources`` is normally ``resources_for(result)``; the 2-4 most relevant are listed.
+    ``resources`` is normally ``resources_for(result)``; the 2-4 most relevant are listed. For an
+    *emergency* (behaviour in progress) the message opens with the local emergency number.
     """
-    category = result.category if result.category in CATEGORIES else None
-    level = result.level if category and result.level in ("concern", "urgent") else "none"
-    opening = _OPENING.get((category, level), _OPENING[(None, "none")])
     if companion_name and companion_name.strip():
         who = f"{companion_name.strip()} is an AI, like every companion in Mascot, and"
     else:
         who = "every companion in Mascot is an AI,"
+    if result.level == "emergency":
+        return _emergency_message(result, resources, who)
+    category = result.category if result.category in CATEGORIES else None
+    level = result.level if category and result.level in ("concern", "urgent") else "none"
+    opening = _OPENING.get((category, level), _OPENING[(None, "none")])
     disclosure = (f"Stepping out of the chat for a moment: {who} not a therapist, counsellor or"
                   f" emergency service, so please do not rely on this app alone right now.")
     sentences = [opening, disclosure, *_ACTION[category]]

@@ -88,7 +88,8 @@ IDIOMS = [
     r"|schlecht|nicht)\b",
     r"\bmorderisch\w*\b",
     r"\b(?:prozess|task|programm|app) (?:killen|beenden|abschiessen)\b",
-    r"\bmache? (?:schluss|sclhuss) mit (?:ihm|ihr|dir|meinem \w+|meiner \w+|\w+)\b",
+    r"\bmache? (?:schluss|sclhuss) mit (?:ihm|ihr|dir|meinem (?!leben)\w+|meiner \w+"
+    r"|(?!allem|dem|meinem)\w+)\b",
     r"\bhat (?:\w+ ){0,2}schluss gemacht\b",
 ]
 
@@ -115,7 +116,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:habe|hab) (?:\w+ ){0,4}uberdosis (?:\w+ ){0,2}genommen\b", "e"),
         # explicit
         (0.95, r"\b(?:mich|mir) " + _GAP + r"(?:umbringen|umzubringen|umgebracht|toten|zu toten"
-               r"|erhangen|zu erhangen|erschiessen|zu erschiessen|vergiften|ertranken"
+               r"|erhangen|zu erhangen|aufhangen|aufzuhangen|erschiessen|zu erschiessen|vergiften|ertranken"
                r"|suizidieren|das leben (?:zu )?nehmen)\b", "f"),
         (0.95, r"\b(?:ich )?bring(?:e)? (?:ich )?mich " + _GAP + r"um\b", "f"),
         (0.95, r"\bnehme? (?:ich )?mir " + _GAP + r"das leben\b", "f"),
@@ -138,6 +139,13 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.90, r"\b(?:wie|womit) (?:\w+ ){0,2}(?:am besten|schmerzlos|sicher) (?:\w+ ){0,2}"
                r"(?:sterben|umbringen|tot)\b", "n"),
         (0.75, r"\b(?:mache|mach) (?:ich )?schluss\b", "s"),
+        (0.85, r"\bschluss mit (?:allem|dem leben|meinem leben)\b", "s"),
+        (0.50, r"\bich will nicht mehr(?=\s*$| \|)", "n"),
+        (0.90, r"\b(?:will|mochte|wurde gern|wurde lieber|wunschte ich ware) (?:\w+ )?tot sein\b", "n"),
+        (0.45, r"\bhalte (?:es|das) (?:alles )?nicht mehr aus\b", "n"),
+        (0.85, r"\b(?:denke|dachte|denk) (?:\w+ ){0,2}(?:an|uber) (?:selbstmord|suizid)\b", "s"),
+        (0.75, r"\bnie (?:wieder|mehr) aufwachen\b", "n"),
+        (0.70, r"\bspring(?:e)? (?:ich )?(?:jetzt|gleich|heute|morgen)\b", "s"),
         (0.85, r"\bbesser (?:dran )?ohne mich\b|\bohne mich besser\b", "n"),
         (0.75, r"\bohne mich (?:\w+ ){0,3}(?:besser|glucklicher|leichter|froher)\b", "n"),
         (0.55, r"\bnicht mehr (?:zu )?(?:existieren|da sein|da zu sein)\b", "n"),
@@ -149,7 +157,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.55, r"\bwas hat (?:\w+ ){0,2}(?:noch )?(?:fur )?(?:einen )?sinn\b|\bhat (?:alles )?"
                r"keinen sinn mehr\b|\bwozu (?:noch )?(?:leben|weitermachen)\b", "n"),
         (0.50, r"\b(?:sehe|seh) keine zukunft\b|\bkeine zukunft (?:mehr )?fur mich\b", "n"),
-        (0.55, r"\b(?:niemand|keiner) (?:wurde|wird) (?:es )?(?:merken|bemerken|vermissen)\b", "n"),
+        (0.55, r"\b(?:niemand|keiner) (?:wurde|wird) (?:es |mich )?(?:merken|bemerken|vermissen)\b",
+         "n"),
         (0.60, r"\bwenn ich nicht mehr (?:da|hier|am leben) (?:ware|bin|waere)\b|\bnicht mehr da"
                r" (?:zu )?sein\b", "n"),
         (0.45, r"\b(?:ich )?kann (?:\w+ )?nicht mehr\b(?! (?:warten|schlafen|essen|sitzen"
@@ -160,6 +169,11 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.45, r"\bes wird (?:nie|niemals) besser\b|\bwird (?:nie|niemals) (?:mehr )?besser"
                r" (?:werden|fur mich)\b", "n"),
         (0.35, r"\bvorbei\b", "s"),
+        (0.30, r"\bdanke fur alles\b", ""),
+        (0.30, r"\b(?:niemand|keiner|keinen) (?:interessiert|kummert|juckt) (?:sich )?(?:fur )?(?:mich"
+               r"|es)\b", "n"),
+        (0.25, r"\b(?:mude von allem|alles satt|habe alles satt|ganz allein|allein auf der welt)\b",
+         ""),
         # preparation
         (0.85, r"\babschiedsbrief\w*\b", "s"),
         (0.85, r"\b(?:sachen|besitz|katze|hund|gitarre|schmuck|alles) (?:\w+ ){0,3}verschenkt\b"

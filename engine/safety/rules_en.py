@@ -307,6 +307,16 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|not responding|unconscious|not breathing|will not wake|cannot wake|passed out"
                r"|what do i do|help)\b)", "e"),
         # means, method and preparation named outright
+        (0.85, r"\b(?:i am|i will|i|am) ending (?:it|things|everything|my life)\b(?! (?:with|between))",
+         "s"),
+        (0.90, r"\b(?:drink|starve|bleed|drinking|starving) myself to death\b", ""),
+        (0.85, r"\b(?:my )?last (?:night|day|week) (?:alive|on earth|on this earth|ever)\b|\bthis is"
+               r" my last (?:night|day|message|goodbye|post)\b", "s"),
+        (0.80, r"\b(?:will not|wont|never) hear from me (?:again|anymore)\b", "n"),
+        (0.90, r"\b(?:decided to|planning to|plan to|trying to|tried to) die\b", "s"),
+        (0.70, r"\b(?:rope|noose) (?:\w+ ){0,3}(?:in my|under my|ready|hidden|hanging)\b", "s"),
+        (0.75, r"\b(?:death|dying|being dead) (?:would be|is|sounds like|feels like|seems) (?:a |the"
+               r" )?(?:relief|release|peace|peaceful|better|easier|answer|only way|way out)\b", "s"),
         (0.85, r"\b(?:know|decided|figured out) (?:which|what|how many) (?:pills|tablets|meds"
                r"|medication) (?:to take|i would take|i need)\b|\bhave enough (?:pills|tablets|meds"
                r"|of them) to\b", "s"),
@@ -350,6 +360,11 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.45, r"\bnothing (?:is )?(?:ever )?going to get better\b|\bit will never get better\b",
          "n"),
         (0.30, r"\btrapped\b", ""),
+        # weak signals (below concern alone; engine/safety/conversation.py adds them up)
+        (0.30, r"\b(?:thank you|thanks) for everything\b", ""),
+        (0.30, r"\b(?:no one|nobody) (?:cares|would care|will care|gives a)\b", "n"),
+        (0.25, r"\b(?:tired of everything|so tired of it all|exhausted by everything)\b", ""),
+        (0.25, r"\b(?:all alone|completely alone|nobody understands me)\b", "n"),
         # explicit
         (0.95, r"\bkill(?:ing|ed|s)? myself\b", ""),
         (0.95, r"\b(?:end|ending|ended|take|taking|took) my (?:own )?life\b", ""),
