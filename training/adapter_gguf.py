@@ -1,26 +1,28 @@
-"""A PEFT LoRA adapter folder -> a llama.cpp LoRA adapter GGUF (Llama architecture).
+"""A PEFT LoRA adapter folder -> a llama.cpp LoRA adapter GGUF (Llama, Mistral, Qwen2, Gemma 3).
 
     from training.adapter_gguf import write_lora_gguf
     write_lora_gguf("runs/mia/policy/Mia/adapter", "mia-lora.gguf", base="base.gguf")
 
 The file follows llama.cpp's ``convert_lora_to_gguf.py``: ``general.type = adapter``,
-``adapter.type = lora``, ``adapter.lora.alpha``, ``general.architecture = llama`` and, per adapted
+``adapter.type = lora``, ``adapter.lora.alpha``, ``general.architecture`` (the base model's) and, per adapted
 weight, ``blk.N.<name>.weight.lora_a`` (PEFT ``lora_A``, shape ``(r, in)``) and ``.lora_b``
 (PEFT ``lora_B``, shape ``(out, r)``). llama.cpp computes ``W x + alpha / r * B (A x)``.
 
 Two details that decide whether the adapter does what it did in PyTorch:
 
-* **Q/K row order.** llama.cpp's HF converter permutes the rows of ``q_proj``/``k_proj``
+* **Q/K row order.** For Llama and Mistral, llama.cpp's HF converter permutes the rows of ``q_proj``/``k_proj``
   (``LlamaModel.permute``: heads interleaved for its RoPE layout). The adapter's update
   ``B @ A`` must be permuted the same way; only rows move, so permuting ``B`` is exact and ``A``
   stays as it is (what ``convert_lora_to_gguf.py`` does through ``LoraTorchTensor``). This needs
   the base model's head counts: from ``base`` (an HF folder with ``config.json`` or the base
   ``.gguf``) or from the adapter's ``base_model_name_or_path`` when that is a local folder.
+  Qwen2 and Gemma 3 keep Hugging Face's row order (their converters do not permute), so their
+  matrices are written as they are; the base still names the architecture.
 * **Scale.** llama.cpp uses one ``alpha`` and each tensor's rank. rsLoRA and per-module
   ``alpha_pattern``/``rank_pattern`` scales are folded into ``B``, so the product is the same.
 
 DoRA, LoRA biases, trained embeddings/heads (``modules_to_save``) and modules other than the
-seven Llama projections have no llama.cpp adapter equivalent and are refused (one line).
+seven attention and MLP projections have no llama.cpp adapter equivalent and are refused (one line).
 """
 
 from __future__ import annotations
@@ -40,7 +42,12 @@ MODULES = {
     "mlp.down_proj": "ffn_down",
 }
 LLAMA_HF_TYPES = ("llama", "mistral")  # HF model types llama.cpp converts to arch "llama" (permuted q/k)
-_KEY = re.compile(r"^(?:base_model\.model\.)?(?P<prefix>(?:model\.)?layers\.(?P<layer>\d+)\.(?P<module>[\w.]+?))"
+# HF model type -> llama.cpp architecture, for the families whose adapters convert
+HF_ARCHS = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "gemma3": "gemma3", "gemma3_text": "gemma3"}
+PERMUTED = {"llama"}  # architectures whose converter reorders q/k rows
+# Gemma 3's multimodal checkpoints nest the text model: model.language_model.layers.N...
+_KEY = re.compile(r"^(?:base_model\.model\.)?(?P<prefix>(?:model\.)?(?:language_model\.)?(?:model\.)?"
+                  r"layers\.(?P<layer>\d+)\.(?P<module>[\w.]+?))"
                   r"\.lora_(?P<ab>[AB])(?:\.default)?\.weight$")
 
 
@@ -120,7 +127,9 @@ def _heads_from(base: Path) -> tuple[str, int, int]:
             raise TrainError(f"{base}: not an HF model folder (no config.json).")
         try:
             c = json.loads(f.read_text(encoding="utf-8"))
-            arch = "llama" if c.get("model_type") in LLAMA_HF_TYPES else str(c.get("model_type"))
+            if c.get("model_type") == "gemma3" and isinstance(c.get("text_config"), dict):
+                c = {**c["text_config"], "model_type": "gemma3"}  # the multimodal checkpoint's text model
+            arch = HF_ARCHS.get(str(c.get("model_type")), str(c.get("model_type")))
             n_head = int(c["num_attention_heads"])
             return arch, n_head, int(c.get("num_key_value_heads") or n_head)
         except (OSError, ValueError, KeyError, TypeError) as e:
@@ -128,19 +137,20 @@ def _heads_from(base: Path) -> tuple[str, int, int]:
     if base.is_file():
         from engine.errors import ModelError
         from engine.models import gguf_fields
-        keys = ("general.architecture", "general.type", "llama.attention.head_count",
-                "llama.attention.head_count_kv")
         try:
-            f = gguf_fields(base, keys)
+            head = gguf_fields(base, ("general.architecture", "general.type"))
+            arch = str(head["general.architecture"] or "")
+            f = gguf_fields(base, (f"{arch}.attention.head_count", f"{arch}.attention.head_count_kv"))
         except ModelError as e:
             raise TrainError(str(e)) from None
-        if f["general.type"] == "adapter":
+        if head["general.type"] == "adapter":
             raise TrainError(f"{base}: is itself an adapter; give the base model.")
-        arch = str(f["general.architecture"] or "")
-        if arch == "llama" and not f["llama.attention.head_count"]:
+        n_head, n_kv = f[f"{arch}.attention.head_count"], f[f"{arch}.attention.head_count_kv"]
+        if arch in PERMUTED and not n_head:
             raise TrainError(f"{base}: the GGUF file names no attention head count.")
-        n_head = int(f["llama.attention.head_count"] or 0)
-        return arch, n_head, int(f["llama.attention.head_count_kv"] or n_head)
+        n_head = int(max(n_head) if isinstance(n_head, list) else n_head or 0)
+        n_kv = int(max(n_kv) if isinstance(n_kv, list) else n_kv or n_head)
+        return arch, n_head, n_kv
     raise TrainError(f"{base}: no such base model (give an HF folder or the base .gguf file).")
 
 
@@ -161,7 +171,7 @@ def write_lora_gguf(adapter_dir: str | Path, out_path: str | Path, *, base: str 
     for key, value in tensors.items():
         m = _KEY.match(key)
         if not m:
-            raise TrainError(f"{adapter_dir}: unsupported tensor '{key}' (only LoRA A/B of the Llama "
+            raise TrainError(f"{adapter_dir}: unsupported tensor '{key}' (only LoRA A/B of the "
                              "attention and MLP projections convert).")
         if m["module"] not in MODULES:
             raise TrainError(f"{adapter_dir}: LoRA on '{m['module']}' has no llama.cpp adapter tensor; "
@@ -178,9 +188,11 @@ def write_lora_gguf(adapter_dir: str | Path, out_path: str | Path, *, base: str 
         if p is not None and ((p / "config.json").is_file() or (p.is_file() and p.suffix == ".gguf")):
             base_path = p
     heads = _heads_from(base_path) if base_path is not None else None
-    if heads is not None and heads[0] != "llama":
-        raise TrainError(f"{base_path}: a '{heads[0]}' model; LoRA GGUF export supports the Llama "
-                         "architecture only (use the merged GGUF instead).")
+    supported = sorted(set(HF_ARCHS.values()))
+    if heads is not None and heads[0] not in supported:
+        raise TrainError(f"{base_path}: a '{heads[0]}' model; LoRA GGUF export supports "
+                         f"{', '.join(supported)} (use the merged GGUF instead).")
+    arch = heads[0] if heads is not None else "llama"
     if heads is None and any(mod in ("self_attn.q_proj", "self_attn.k_proj") for _, mod in pairs):
         raise TrainError(f"{adapter_dir}: the base model is needed to reorder q_proj/k_proj for llama.cpp; "
                          "give base= (its HF folder or .gguf file).")
@@ -208,7 +220,7 @@ def write_lora_gguf(adapter_dir: str | Path, out_path: str | Path, *, base: str 
         a_peft = float(_pattern(cfg.get("alpha_pattern"), key, alpha))
         scale = a_peft / (math.sqrt(rank) if cfg.get("use_rslora") else rank)
         b = b * np.float32(scale / (alpha / rank))  # llama.cpp applies alpha / rank; 1.0 for plain LoRA
-        if module in ("self_attn.q_proj", "self_attn.k_proj"):
+        if module in ("self_attn.q_proj", "self_attn.k_proj") and arch in PERMUTED:
             assert heads is not None
             _, n_head, n_kv = heads
             groups = n_head if module == "self_attn.q_proj" else n_kv
@@ -224,7 +236,7 @@ def write_lora_gguf(adapter_dir: str | Path, out_path: str | Path, *, base: str 
             out.append((name + suffix, t))
 
     import gguf
-    writer = gguf.GGUFWriter(str(tmp), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.LLAMA])
+    writer = gguf.GGUFWriter(str(tmp), arch)
     try:
         writer.add_type(gguf.GGUFType.ADAPTER)
         writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
