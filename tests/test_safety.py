@@ -926,3 +926,31 @@ def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
     finally:
         monkeypatch.undo()
         learned.encoder.cache_clear()
+
+
+# --- the shipped screen on the exemplar test split (docs/safety.md) ----------------------------
+
+@pytest.fixture(scope="module")
+def test_split_scores():
+    return exemplars.score(exemplars.split("test"), assess)
+
+
+def test_shipped_screen_on_the_test_split(test_split_scores):
+    s = test_split_scores
+    hits, total = s.rate(("idiom", "everyday"), "concern")
+    assert hits / total <= 0.05, f"{hits}/{total} idioms and everyday messages flagged"
+    hits, total = s.rate(("emergency", "urgent"), "urgent")
+    # a floor under today's 47/56 (84%), not issue 21's 97% (see the xfail below)
+    assert hits / total >= 0.80, f"{hits}/{total} emergency and urgent messages flagged urgent"
+    hits, total = s.rate(("emergency",), "emergency")
+    assert hits / total >= 0.80, f"{hits}/{total} emergencies flagged as emergencies"
+    for lang in exemplars.LANGS:
+        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
+        assert hits / total >= 0.70, (lang, hits, total)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met: 47/56 (84%) of "
+                                       "emergency and urgent test messages (docs/safety.md)")
+def test_issue_21_recall_target_on_the_test_split(test_split_scores):
+    hits, total = test_split_scores.rate(("emergency", "urgent"), "urgent")
+    assert hits / total >= 0.97
