@@ -372,6 +372,59 @@ def models_verify(name: str | None) -> None:
         raise MascotError(f"{bad} model(s) failed verification.")
 
 
+@models.command("catalog")
+@click.option("--companions", default=4, show_default=True, help="Companions sharing the model (plus the Director).")
+@click.option("--context", "n_ctx", default=4096, show_default=True, help="Tokens of context.")
+@click.option("--json", "as_json", is_flag=True)
+def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
+    """The curated models with what each needs and whether it fits this computer (docs/models.md)."""
+    from .catalog import entry_need, fit, gb, load_catalog, memory_info, recommend
+    entries = load_catalog()
+    total, available = memory_info()
+    fits = {e.id: fit(entry_need(e, n_ctx=n_ctx, companions=companions), total, available) for e in entries}
+    pick = recommend(entries, fits)
+    if as_json:
+        click.echo(json.dumps([{"id": e.id, "name": e.name, "repo": e.repo, "file": e.file,
+                                "size_bytes": e.size_bytes, "need_bytes": fits[e.id].need,
+                                "fit": fits[e.id].label, "recommended": e.id == pick, "licence": e.licence}
+                               for e in entries], indent=2))
+        return
+    click.echo(f"This computer: {gb(total)} of memory, {gb(available)} free; {companions} companions, "
+               f"{n_ctx:,} tokens of context.")
+    for e in entries:
+        f = fits[e.id]
+        click.echo(f"{'*' if e.id == pick else ' '} {e.id:24} {e.size_bytes / 1e9:5.2f} GB  needs {gb(f.need):>7}  "
+                   f"{f.label:12} {e.licence}")
+    if pick:
+        click.echo(f"* recommended; download it with `mascot models get {pick}`.")
+
+
+@models.command("get")
+@click.argument("model_id")
+def models_get(model_id: str) -> None:
+    """Download a catalog model (resumes an interrupted download, checks its sha256) and register it."""
+    import sys
+    from .catalog import load_catalog
+    from .hub import download_gguf
+    entries = {e.id: e for e in load_catalog()}
+    e = entries.get(model_id)
+    if e is None:
+        raise InputError(f"No catalog model '{model_id}'; see `mascot models catalog` ({', '.join(entries)}).")
+    shown = [0.0]
+
+    def progress(done: int, total: int, status) -> None:
+        import time
+        if time.monotonic() - shown[0] > 1 or status.phase in ("verifying", "done"):
+            shown[0] = time.monotonic()
+            extra = status.describe(done, total)
+            print(f"\r{done / 1e6:,.0f} of {total / 1e6:,.0f} MB {extra}   ", end="", file=sys.stderr, flush=True)
+
+    path = download_gguf(e.repo, e.file, None, progress, None, store=_store(), revision=e.revision,
+                         sha256=e.sha256, md5=e.md5, size=e.size_bytes, name=e.id)
+    print(file=sys.stderr)
+    click.echo(f"Downloaded and verified {e.name} ({path}); use it with --model {e.id}.")
+
+
 # -- doctor --------------------------------------------------------------------------------------
 
 @cli.command()

@@ -97,3 +97,45 @@ def test_estimate_counts_each_part():
     need = estimate(1000, 10, 100, n_ctx=4096, companions=2, history_tokens=0)
     assert need.kv_context == 40960 and need.kv_companions == 2 * 40960 and need.kv_director == 10240
     assert need.total == need.weights + need.kv_context + need.kv_director + need.kv_companions + need.overhead
+
+
+def test_the_cli_lists_the_catalog_with_fit_labels(capsys, monkeypatch):
+    from engine.cli import main
+    monkeypatch.setattr("engine.catalog.memory_info", lambda: (8 * GB, 4 * GB))
+    assert main(["models", "catalog", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows] == [e.id for e in load_catalog()]
+    assert sum(r["recommended"] for r in rows) == 1 and {r["fit"] for r in rows} >= {FIT, SLOW}
+    assert main(["models", "catalog"]) == 0
+    out = capsys.readouterr().out
+    assert "8.0 GB of memory, 4.0 GB free" in out and "mascot models get" in out
+
+
+def test_the_cli_gets_a_catalog_model_from_the_stand_in_hub(capsys, monkeypatch, tmp_path, bundled_path):
+    import hashlib
+
+    from engine.cli import main
+    from engine.storage import Store
+    from test_hub import FILE, PATH, REPO, StandInHub
+    from engine.catalog import catalog_path as real_path
+    data = json.loads(real_path().read_text())
+    entry = dict(data["models"][0], id="tiny-pick", repo=REPO, file=FILE, size_bytes=bundled_path.stat().st_size,
+                 sha256=hashlib.sha256(bundled_path.read_bytes()).hexdigest(), md5=None)
+    f = tmp_path / "catalog.json"
+    f.write_text(json.dumps({**data, "models": [entry], "recommend_order": []}))
+    monkeypatch.setattr("engine.catalog.catalog_path", lambda: f)
+    hub = StandInHub({PATH: bundled_path})
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    try:
+        assert main(["models", "get", "tiny-pick"]) == 0
+        assert main(["models", "get", "no-such-model"]) != 0
+    finally:
+        hub.close()
+    out, err = capsys.readouterr()
+    assert "Downloaded and verified" in out and "--model tiny-pick" in out
+    assert "No catalog model 'no-such-model'" in err and "Traceback" not in err
+    store = Store()
+    try:
+        assert [m["name"] for m in store.models()] == ["tiny-pick"]
+    finally:
+        store.close()
