@@ -70,6 +70,12 @@ class SettingsDialog(QDialog):
         pf.addRow("Context size", self.context)
         pf.addRow("", self._hint("Changing these reloads the model before the next message."))
         pf.addRow("Companions remember", self.history)
+        self.memory = QCheckBox("Use memory: lorebooks, facts about you, earlier messages")
+        self.memory.setChecked(s.memory)
+        self.memory.setToolTip("Companions read a short note before their turn with what their "
+                               "lorebooks, the remembered facts (View → Memory) and your earlier "
+                               "messages say about the conversation. Off: only the recent conversation.")
+        pf.addRow("", self.memory)
 
         replies = QGroupBox("Replies")
         rf = _form(replies)
@@ -153,7 +159,7 @@ class SettingsDialog(QDialog):
     def values(self) -> AppSettings:
         return replace(self.session.settings, threads=self.threads.value(),
                        context_size=self.context.currentData(), history_tokens=self.history.currentData(),
-                       override_sampling=self.override.isChecked(),
+                       override_sampling=self.override.isChecked(), memory=self.memory.isChecked(),
                        temperature=round(self.temperature.value(), 2), max_tokens=self.max_tokens.value(),
                        user_name=self.user_name.text().strip() or "User", region=self.region.currentData())
 
