@@ -41,7 +41,10 @@ def round_key(config: EvalConfig, scenario: Scenario, pset: PersonaSet, gen: Gen
 def engine_fingerprint() -> str:
     """The engine code that shapes a round (prompts, policies, cleanup, sampling, safety)."""
     from engine import chat, director, personas, runtime, safety
-    return code_fingerprint(chat, director, personas, runtime, safety)
+    from engine.safety import conversation, learned, resources, rules_de, rules_en, rules_fr, screen
+    # safety is a package: every module that decides whether a round is a crisis round
+    return code_fingerprint(chat, director, personas, runtime, safety, screen, rules_en, rules_de,
+                            rules_fr, learned, conversation, resources)
 
 
 def model_identity(path: str | Path) -> str:
