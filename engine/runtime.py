@@ -179,6 +179,11 @@ class LlamaRuntime:
                  seed: int = 1234, max_slots: int = 16):
         from .models import inspect_gguf
         info = inspect_gguf(model_path, compute_hash=False)  # refuse broken files before C code
+        # the template is checked before loading: one that cannot render a group chat is refused
+        # with what failed (never replaced by ChatML; engine/chat_format.py)
+        self.format = ChatFormat(info.chat_template or None, name=Path(model_path).name)
+        if self.format.check() is not None:
+            raise self.format.failure(self.format.error or "its chat template failed")
         try:
             import llama_cpp
         except ImportError:
@@ -186,11 +191,6 @@ class LlamaRuntime:
                              "`pip install llama-cpp-python`.") from None
         from .llama_check import ensure_llama_works, probe_model
         ensure_llama_works(probe_model(model_path))  # a CPU that refuses the build: one line, no SIGILL
-        # the template is checked before loading: one that cannot render a group chat is refused
-        # with what failed (never replaced by ChatML; engine/chat_format.py)
-        self.format = ChatFormat(info.chat_template or None, name=Path(model_path).name)
-        if self.format.check() is not None:
-            raise self.format.failure(self.format.error or "its chat template failed")
         n_ctx = min(n_ctx, info.context_length) if info.context_length else n_ctx
         threads = n_threads or default_threads()
         try:

@@ -115,3 +115,21 @@ def test_the_smollm2_template_is_the_bundled_models(bundled_path):
     from engine.models import gguf_fields
     bundled = gguf_fields(bundled_path, ["tokenizer.chat_template"])["tokenizer.chat_template"]
     assert bundled.strip() == template_text("smollm2").strip()
+
+
+def test_a_model_whose_template_cannot_render_is_refused_before_loading(bundled_path, monkeypatch):
+    """LlamaRuntime checks the template first: one line naming the file, llama.cpp never starts."""
+    import engine.models
+    from engine.runtime import LlamaRuntime
+    real = engine.models.inspect_gguf
+
+    def odd_template(path, **kw):
+        info = real(path, **kw)
+        info.chat_template = "{{ strftime_later('%Y') }}{% for m in messages %}{{ m.content }}{% endfor %}"
+        return info
+    monkeypatch.setattr(engine.models, "inspect_gguf", odd_template)
+    monkeypatch.setattr("llama_cpp.Llama", lambda *a, **kw: pytest.fail("llama.cpp was started"))
+    with pytest.raises(TemplateError) as e:
+        LlamaRuntime(bundled_path, n_ctx=512)
+    msg = str(e.value)
+    assert msg.startswith(bundled_path.name + ": ") and "strftime_later" in msg and "\n" not in msg
