@@ -206,7 +206,7 @@ def fit(train: Sequence[PreferencePair], dev: Sequence[PreferencePair], maker: F
     data = list(train) + twin_pairs
     b, w = pair_features(data, maker, scenarios, members)
     db, dw = pair_features(dev, maker, scenarios, members)
-    B, W, DB, DW = (np.array(x, dtype=float) for x in (b, w, db, dw))
+    B, W, DB, DW = (np.array(x, dtype=float).reshape(-1, len(FEATURES)) for x in (b, w, db, dw))
     allx = np.vstack([B, W])
     mean, std = allx.mean(0), allx.std(0)
     std[std < 1e-6] = 1.0
@@ -226,7 +226,7 @@ def fit(train: Sequence[PreferencePair], dev: Sequence[PreferencePair], maker: F
     assert best is not None
     acc, l2, chosen = best
     meta = {"train_pairs": len(train), "twin_pairs": len(twin_pairs), "dev_pairs": len(dev), "l2": l2,
-            "dev_agreement": round(acc, 4), "seed": seed, "own_weight": own_weight, "other_weight": other_weight,
+            "dev_agreement": round(acc, 4) if len(dev) else None, "seed": seed, "own_weight": own_weight, "other_weight": other_weight,
             "twin_kinds": sorted({p.kind for p in twin_pairs})}
     return FitResult([float(x) for x in mean], [float(x) for x in std],
                      {d: [round(float(x), 6) for x in chosen["heads"][d]] for d in DIMENSIONS},
