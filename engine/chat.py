@@ -629,7 +629,8 @@ class GroupChat:
         lines: list[str] = []
         for book in self._lorebooks(persona):
             lines += [e.text(persona.name, user) for e in book.triggered(recent, count, persona.name, user)]
-        lines += relevant_facts(self.facts(), recent[-2:], count, user)  # the user's message and the one before
+        said = [t.text for t in self.transcript[:upto] if t.role == "user"][-1:]  # the user's last message
+        lines += relevant_facts(self.facts(), said, count, user)
         lines += self._recall_lines(persona, upto, count)
         return list(dict.fromkeys(lines))
 

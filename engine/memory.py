@@ -8,8 +8,8 @@ hypotheticals, reported speech and anything the safety screen flags (a crisis me
 fact only if the user pins it). Facts live in the history database (``memories`` table, which
 conversation and message each came from) and never leave the computer.
 
-Before a companion's turn, the pinned facts and the facts that share a word with the recent
-messages are put in its note (engine.chat), within ``FACT_BUDGET`` tokens.
+Before a companion's turn, the pinned facts and the facts that share a word with the user's last
+message are put in its note (engine.chat), within ``FACT_BUDGET`` tokens.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def fact_line(fact: dict[str, Any], user_name: str) -> str:
 def relevant_facts(facts: list[dict[str, Any]], recent: list[str], count: Callable[[str], int],
                    user_name: str, budget: int = FACT_BUDGET) -> list[str]:
     """The lines for the facts a companion should have in mind now: pinned facts first, then
-    facts sharing a content word with ``recent`` (the last messages), newest first, within
+    facts sharing a content word with ``recent`` (the user's last message), newest first, within
     ``budget`` tokens."""
     topic = set().union(*(words(t) for t in recent)) if recent else set()
     pinned = [f for f in facts if f.get("pinned")]

@@ -12,9 +12,10 @@ Reported per condition:
   its note of facts, lorebook entries or recalled messages);
 * answer accuracy: the reply contains the answer (the bundled 135M model may ignore a fact it
   was given, hence both numbers);
-* invented facts: on never-stated questions, notes that carried a fact line for them (retrieval
-  noise), and replies that state a specific value (a capitalised word that is not a member's
-  name, "User" or a sentence start; a heuristic);
+* invented facts: on never-stated questions, notes with a line about the asked topic (a wrong
+  answer handed to the companion), notes with any fact or recalled line (noise), and replies that
+  state a specific value (a capitalised word that is not a member's name, "User" or a sentence
+  start; a heuristic);
 * with ``--minilm`` (needs the ``eval`` extra): hit@2 of MiniLM vs the app's word-overlap
   scoring at ranking the user's earlier messages for each question (retrieval only).
 
@@ -43,8 +44,8 @@ FACTS = [  # (statement, question, answer)
     ("My sister's name is Hannah.", "What is my sister's name?", "hannah"),
     ("My favourite food is lasagne.", "What is my favourite food?", "lasagne"),
 ]
-NEVER = ["What is my cat called?", "What is my brother's name?", "Which car do I drive?",
-         "What is my middle name?"]
+NEVER = [("What is my cat called?", "cat"), ("What is my brother's name?", "brother"),
+         ("Which car do I drive?", "car"), ("What is my middle name?", "middle")]
 OPENING = ["Hi everyone, long day today.", "I just got home and made tea."]
 FILLER_USER = [
     "The weather was grey again today.", "I watched a film about trains.", "Lunch was soup and bread.",
@@ -122,10 +123,11 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[
                      "retrieved": answer in prompt.lower(), "in_note": answer in note.lower(),
                      "correct": answer in reply.lower()})
     never = []
-    for question in NEVER:
+    for question, topic in NEVER:
         reply, prompt, note = ask(question)
         lines = [x for x in note.split("\n")[1:] if "said" in x or "About" in x]
         never.append({"question": question, "reply": reply, "note_fact_lines": lines,
+                      "wrong_fact_in_note": any(topic in x.lower() for x in lines),
                       "reply_states_value": _invents(reply, chat.names)})
     store.close()
     n, m = len(rows), len(never)
@@ -134,7 +136,8 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[
         "facts_remembered": [f["text"] for f in Store(Path(home) / "mascot.db").memories()],
         "retrieval_hit_rate": sum(r["retrieved"] for r in rows) / n,
         "answer_accuracy": sum(r["correct"] for r in rows) / n,
-        "invented_in_notes": sum(bool(x["note_fact_lines"]) for x in never) / m,
+        "wrong_fact_in_notes": sum(x["wrong_fact_in_note"] for x in never) / m,
+        "unrelated_lines_in_notes": sum(bool(x["note_fact_lines"]) for x in never) / m,
         "invented_in_replies": sum(x["reply_states_value"] for x in never) / m,
     }
 
@@ -163,7 +166,7 @@ def minilm_vs_words() -> dict[str, Any]:
     stated = [(st, q, word_top(q), minilm_top(q)) for st, q, _a in FACTS]
     firsts = [m[0][0] for st, _q, _w, m in stated if m[0][1] == st]
     threshold = min(firsts) if firsts else 1.0
-    never = [(q, word_top(q), minilm_top(q)) for q in NEVER]
+    never = [(q, word_top(q), minilm_top(q)) for q, _topic in NEVER]
     return {
         "words_hit_at_2": sum(st in w for st, _q, w, _m in stated) / len(FACTS),
         "minilm_hit_at_2": sum(st in [t for _s, t in m] for st, _q, _w, m in stated) / len(FACTS),
@@ -192,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.minilm:
         result["retrieval_minilm_vs_words"] = minilm_vs_words()
     print(f"{'':24} {'memory off':>11} {'memory on':>10}")
-    for k in ("retrieval_hit_rate", "answer_accuracy", "invented_in_notes", "invented_in_replies"):
+    for k in ("retrieval_hit_rate", "answer_accuracy", "wrong_fact_in_notes", "unrelated_lines_in_notes",
+              "invented_in_replies"):
         print(f"{k:24} {result['memory_off'][k]:11.2f} {result['memory_on'][k]:10.2f}")
     if "retrieval_minilm_vs_words" in result:
         r = result["retrieval_minilm_vs_words"]
