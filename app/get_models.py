@@ -269,6 +269,9 @@ class GetModelsPage(QWidget):
                 f"<a href='{e.licence_url}'>{e.licence}</a> · {o.fit.reason}</span>")
         self.download_button.setEnabled(not busy and o is not None and o.entry is not None
                                         and not o.installed and o.fit.label != NO_FIT)
+        part = self.models_dir() / (o.entry.file + ".part") if o is not None and o.entry is not None else None
+        done = part.stat().st_size if part is not None and part.is_file() else 0
+        self.download_button.setText(f"Resume ({done / 1e6:,.0f} MB done)" if done and not busy else "Download")
         self.use_button.setEnabled(not busy and o is not None and bool(o.installed))
 
     def show_status(self, text: str, ok: bool = True) -> None:

@@ -32,6 +32,12 @@ from .session import ChatSession
 from .sidebar import Sidebar
 from .widgets import CardDropTarget, Banner, icon_button, resources_html
 
+# The first-run choice (docs/models.md): the bundled model now, or a model that fits this computer.
+FIRST_RUN_MODELS = ("Mascot starts on its small bundled model (SmolLM2 135M): it runs on any computer, but "
+                    "its replies are often generic. <a href=\"get\">Get a model that fits this computer</a> "
+                    "for real conversations, or <a href=\"try\">try the bundled one now</a>. "
+                    "(Later: Tools → Models → Get models.)")
+
 
 class ChatHeader(QFrame):
     def __init__(self, parent: QWidget | None = None):
@@ -95,6 +101,7 @@ class MainWindow(CardDropTarget, QMainWindow):
         if not self.session.settings.disclosure_seen:
             self.disclosure.show_message("Before you start",
                                          html.escape(f"{DISCLOSURE} {SCREENING_NOTE}"))
+            self.models_banner.show_message("Choose a model", FIRST_RUN_MODELS)
 
     # -- building ---------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -113,9 +120,10 @@ class MainWindow(CardDropTarget, QMainWindow):
         banners.setContentsMargins(24, 10, 24, 0)
         banners.setSpacing(8)
         self.disclosure = Banner("info")
+        self.models_banner = Banner("info")
         self.crisis = Banner("danger")
         self.error_banner = Banner("warning")
-        for b in (self.disclosure, self.crisis, self.error_banner):
+        for b in (self.disclosure, self.models_banner, self.crisis, self.error_banner):
             banners.addWidget(b)
         col.addLayout(banners)
         self.chat_view = ChatView()
@@ -218,6 +226,8 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.sidebar.models_requested.connect(self.open_models)
         self.sidebar.settings_requested.connect(self.open_settings)
         self.disclosure.closed.connect(self._disclosure_seen)
+        self.models_banner.body.setOpenExternalLinks(False)
+        self.models_banner.body.linkActivated.connect(self.first_run_choice)
         for toggle, action, panel in ((self.header.group_toggle, self.group_action, self.group_panel),
                                       (self.header.director_toggle, self.director_action, self.director_panel)):
             toggle.toggled.connect(action.setChecked)
@@ -321,6 +331,14 @@ class MainWindow(CardDropTarget, QMainWindow):
         self._models_dialog.show()
         self._models_dialog.raise_()
         return self._models_dialog
+
+    def first_run_choice(self, link: str) -> None:
+        """The first-run banner's links: "get" opens the Get models page, "try" keeps the
+        bundled model; either way the banner goes."""
+        self.models_banner.hide()
+        if link == "get":
+            dlg = self.open_models()
+            dlg.tabs.setCurrentWidget(dlg.get_page)
 
     def open_settings(self) -> None:
         from .settings_dialog import SettingsDialog

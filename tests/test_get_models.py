@@ -132,3 +132,34 @@ def test_a_corrupted_download_is_reported_and_not_installed(window, qtbot, monke
     assert finished.args == [False]
     assert "corrupted" in page.status.text() and len(errors) == 1 and "\n" not in errors[0]
     assert not page.offer("tiny-pick").installed and not list(dlg.models_dir().glob("*.gguf*"))
+
+
+def test_the_first_run_offers_a_model_that_fits_or_the_bundled_one(window, qtbot):
+    banner = window.models_banner
+    assert banner.isVisible() and "bundled model" in banner.body.text()
+    banner.body.linkActivated.emit("get")  # "Get a model that fits this computer"
+    dlg = window._models_dialog
+    assert dlg is not None and dlg.isVisible() and dlg.tabs.currentWidget() is dlg.get_page
+    assert not banner.isVisible()
+    qtbot.waitUntil(lambda: dlg.model.rowCount() > 0, timeout=60_000)
+    window.close()
+    settings = AppSettings.load()
+    settings.disclosure_seen = True  # a later start: no first-run choice
+    settings.save()
+    again = MainWindow(AppSettings.load())
+    qtbot.addWidget(again)
+    assert not again.models_banner.isVisibleTo(again)
+    again.close()
+
+
+def test_trying_the_bundled_model_first_just_closes_the_choice(window):
+    window.models_banner.body.linkActivated.emit("try")
+    assert not window.models_banner.isVisible() and window._models_dialog is None
+
+
+def test_a_paused_download_is_offered_as_a_resume(window, qtbot, monkeypatch, tmp_path, bundled_path):
+    one_entry_catalog(tmp_path, monkeypatch, bundled_path)
+    dlg, page = open_page(window, qtbot)
+    (dlg.models_dir() / (FILE + ".part")).write_bytes(b"\0" * (3 << 20))  # left by a closed app
+    page.reload()
+    assert page.selected() == "tiny-pick" and page.download_button.text() == "Resume (3 MB done)"
