@@ -170,7 +170,7 @@ class FeatureMaker:
         i = 1
         sim_user, sim_ctx, own_desc = float(sims[i]), float(sims[i + 1]), float(sims[i + 2])
         i += 3
-        own_voice = float(np.max(sims[i:i + len(own_lines)])); i += len(own_lines)
+        own_voice = float(np.mean(np.sort(sims[i:i + len(own_lines)])[-2:])); i += len(own_lines)
         sim_user_turns = float(np.max(sims[i:i + len(user_turns)])); i += len(user_turns)
         copy_sim = float(np.max(sims[i:i + len(prior)])) if prior else 0.0
         round_sim = float(np.max(sims[i + len(companion_turns):i + len(prior)])) if round_texts else 0.0
@@ -184,7 +184,6 @@ class FeatureMaker:
         for _, ls in peer_lines:
             peer_voice = max(peer_voice, float(np.mean(np.sort(sims[i:i + len(ls)])[-2:])))
             i += len(ls)
-        own_voice2 = float(np.mean(np.sort(e[4:4 + len(own_lines)] @ r)[-2:]))
 
         rw = content(reply)
         user_words = set().union(*(content(t) for t in user_turns))
@@ -204,8 +203,8 @@ class FeatureMaker:
             "sim_user": sim_user, "sim_context": sim_ctx, "sim_user_turns": sim_user_turns,
             "lex_user": lex_user, "lex_context": lex_ctx,
             "copy_sim": copy_sim, "copy_lex": copy_lex, "round_sim": round_sim,
-            "own_voice": own_voice2, "own_desc": own_desc, "peer_voice": peer_voice,
-            "drift": peer_voice - own_voice2, "peer_desc_gap": peer_desc - own_desc,
+            "own_voice": own_voice, "own_desc": own_desc, "peer_voice": peer_voice,
+            "drift": peer_voice - own_voice, "peer_desc_gap": peer_desc - own_desc,
             "generic": generic, "dismissive": dismissive, "supportive": supportive,
             "name_tag": float(min(3, name_tag + own_tag)), "stage": float(bool(_STAGE.search(reply))),
             "ai_speak": float(bool(_AI.search(reply))), "laugh": float(min(3, len(_LAUGH.findall(reply)))),
