@@ -125,3 +125,12 @@ def test_eval_report_marks_training_rewards_apart_from_independent_signals():
     trained, independent = text.split("**Not a training reward")
     assert "`learned`" in trained and "`audit`" not in trained
     assert "`audit`" in independent and "`learned`" not in independent
+
+
+def test_judge_agreement_command_measures_a_split(tmp_path, capsys):
+    from training.cli import main
+    out = tmp_path / "agreement.json"
+    assert main(["judge-agreement", "--set", "dev", "--judge", "longer-wins", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text(encoding="utf-8"))
+    assert row["set"] == "dev" and row["pairs"] == len(load_preferences("dev"))
+    assert set(row["per_criterion"]) <= set(DIMENSIONS) and row["per_kind"]
