@@ -136,22 +136,74 @@ def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, type_bytes: in
     return 2 * layers * kv_heads * head_dim * type_bytes
 
 
+_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+
+def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
+    """Values of some header keys of a GGUF file, read straight from its key/value section
+    (milliseconds; the ``gguf`` package's reader parses the whole vocabulary, seconds). A numeric
+    array of up to 4,096 values is returned as a list, any other array as its length. Stops once
+    every wanted key is found."""
+    import mmap
+    import struct
+    from .errors import ModelError
+    out: dict[str, Any] = {}
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            if m[:4] != b"GGUF":
+                raise ModelError(f"{path}: not a GGUF model file.")
+            n_kv = struct.unpack_from("<Q", m, 16)[0]
+            at = 24
+
+            def string(at: int) -> tuple[str, int]:
+                n = struct.unpack_from("<Q", m, at)[0]
+                return m[at + 8:at + 8 + n].decode("utf-8", "replace"), at + 8 + n
+
+            def skip(kind: int, at: int) -> tuple[Any, int]:
+                if kind in _SCALARS:
+                    fmt = _SCALARS[kind]
+                    return struct.unpack_from(fmt, m, at)[0], at + struct.calcsize(fmt)
+                if kind == 8:
+                    return string(at)
+                if kind == 9:
+                    sub, count = struct.unpack_from("<IQ", m, at)
+                    at += 12
+                    if sub in _SCALARS:  # small numeric arrays (per-layer head counts) are read
+                        size = struct.calcsize(_SCALARS[sub])
+                        values = (list(struct.unpack_from(f"<{count}{_SCALARS[sub][1]}", m, at))
+                                  if count <= 4096 else count)
+                        return values, at + count * size
+                    for _ in range(count):
+                        _, at = skip(sub, at)
+                    return count, at
+                raise ModelError(f"{path}: unknown GGUF value type {kind}.")
+
+            for _ in range(n_kv):
+                key, at = string(at)
+                kind = struct.unpack_from("<I", m, at)[0]
+                value, at = skip(kind, at + 4)
+                if key in wanted:
+                    out[key] = value
+                    if len(out) == len(wanted):
+                        break
+    except (OSError, ValueError, struct.error) as e:
+        raise ModelError(f"{path}: cannot read the GGUF header ({type(e).__name__}).") from None
+    return out
+
+
 def gguf_kv_shape(path: str | Path) -> tuple[int, int, int, int]:
     """(layers, KV heads, head size, vocab) from a GGUF header. ModelError if unreadable."""
-    from .models import gguf_fields
-    arch = gguf_fields(path, ["general.architecture"])["general.architecture"] or ""
+    arch = _header_values(path, {"general.architecture"}).get("general.architecture") or ""
     keys = [f"{arch}.block_count", f"{arch}.attention.head_count", f"{arch}.attention.head_count_kv",
             f"{arch}.embedding_length", f"{arch}.attention.key_length", f"{arch}.vocab_size",
             "tokenizer.ggml.tokens"]
-    f = gguf_fields(path, keys)
+    f = {k: None for k in keys} | _header_values(path, set(keys))
     layers = int(f[keys[0]] or 0)
-    heads = f[keys[1]]
-    heads = int(max(heads) if isinstance(heads, list) else heads or 1)
-    kv = f[keys[2]]
-    kv = int(max(kv) if isinstance(kv, list) else kv or heads)
+    most = lambda v: max(v) if isinstance(v, list) and v else v  # per-layer counts: the largest
+    heads = int(most(f[keys[1]]) or 1)
+    kv = int(most(f[keys[2]]) or heads)
     head_dim = int(f[keys[4]] or (int(f[keys[3]] or 0) // max(1, heads)))
-    tokens = f["tokenizer.ggml.tokens"]
-    vocab = int(f[keys[5]] or (len(tokens) if isinstance(tokens, list) else 0))
+    vocab = int(f[keys[5]] or f["tokenizer.ggml.tokens"] or 0)
     return layers, kv, head_dim, vocab
 
 

@@ -139,3 +139,13 @@ def test_the_cli_gets_a_catalog_model_from_the_stand_in_hub(capsys, monkeypatch,
         assert [m["name"] for m in store.models()] == ["tiny-pick"]
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("content", [b"not a model at all" * 10, "cut"])
+def test_an_unreadable_header_is_one_line(tmp_path, bundled_path, content):
+    from engine.errors import ModelError
+    f = tmp_path / "odd.gguf"
+    f.write_bytes(bundled_path.read_bytes()[:5000] if content == "cut" else content)
+    with pytest.raises(ModelError) as e:
+        file_need(f)
+    assert "\n" not in str(e.value) and str(f) in str(e.value)
