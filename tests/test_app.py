@@ -227,6 +227,17 @@ def test_a_crisis_message_shows_the_crisis_banner_with_resources(window, qtbot):
     assert window.session.conversations.rows[0]["title"] == "Support circle"  # not titled after it
 
 
+def test_an_emergency_banner_leads_with_the_number_to_call(window, qtbot, monkeypatch):
+    monkeypatch.setenv("MASCOT_REGION", "UK")
+    send(qtbot, window, "I took a whole bottle of sleeping pills an hour ago", timeout=30_000)
+    assert window.crisis.isVisible() and window.crisis.title.text() == "This is an emergency."
+    body = window.crisis.body.text()
+    assert body.index("Call 999 now.") < body.index("Samaritans")   # the number comes first
+    assert "English, German and French" in body
+    safety = rows(window, "safety")
+    assert len(safety) == 1 and safety[0]["text"].startswith("Please call 999 now")
+
+
 # -- personas and cards ---------------------------------------------------------------------------
 
 def test_persona_editor_validates_live_and_names_the_field(qtbot):
