@@ -916,6 +916,13 @@ def test_learned_layer_only_raises_the_rules():
         assert both.level != "emergency" or rules.level == "emergency", ex.text
 
 
+@needs_model
+def test_long_messages_are_left_to_the_rules():
+    text = "I keep thinking about everything that happened. " * 600
+    assert learned.probabilities(text) is None
+    assert assess(text) == assess(text, learned=False)
+
+
 def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
     monkeypatch.setattr(learned, "model_dir", lambda: None)
     learned.encoder.cache_clear()

@@ -34,6 +34,9 @@ from .result import CONCERN_AT, URGENT_AT, SafetyResult
 
 EMBEDDER = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256                 # the model's max_seq_length (sentence_bert_config.json)
+# The heads were fitted on chat-length messages (the longest exemplar has 43 tokens); on much
+# longer text they drift (600 repeats of a neutral sentence scored 0.96), so the rules judge it.
+MAX_LEARNED_TOKENS = 96
 _lock = threading.Lock()
 
 
@@ -263,7 +266,8 @@ def classifier() -> dict[str, Any] | None:
 
 
 def probabilities(text: str) -> tuple[float, float] | None:
-    """(P(concern or higher), P(urgent or higher)) for one message, or None when off."""
+    """(P(concern or higher), P(urgent or higher)) for one message, or None when the layer is
+    off or the message is longer than ``MAX_LEARNED_TOKENS``."""
     heads = classifier()
     if heads is None:
         return None
@@ -271,7 +275,10 @@ def probabilities(text: str) -> tuple[float, float] | None:
         model = encoder()
         if model is None:
             return None
-        vec = model.embed([text])[0]
+        ids = model.tokenizer.encode(text)
+        if len(ids) > MAX_LEARNED_TOKENS:
+            return None
+        vec = model._one(ids)
     out = []
     for h in ("risk", "high"):
         w, b, _ = heads[h]
