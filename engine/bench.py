@@ -430,7 +430,9 @@ def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
     rounds = args.rounds or 10
     out: dict[str, Any] = {"threads": threads, "n_ctx": args.n_ctx, "rounds": rounds,
                            "history_tokens": args.history_tokens}
-    for label, on in (("memory_off", False), ("memory_on", True)):
+    order = (("memory_on", True), ("memory_off", False)) if args.on_first else \
+        (("memory_off", False), ("memory_on", True))
+    for label, on in order:
         print(f"mascot-bench: conversation, {label.replace('_', ' ')}", file=sys.stderr)
         out[label] = _conversation_figures(conversation(rounds, threads, args.n_ctx,
                                                         history_tokens=args.history_tokens, memory=on))
@@ -529,6 +531,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="companions read lorebook entries and remembered facts (a scripted lorebook)")
     p.add_argument("--memory-compare", action="store_true",
                    help="only the conversation, memory off then on (default 10 rounds)")
+    p.add_argument("--on-first", action="store_true",
+                   help="with --memory-compare: run memory on first (alternate runs to cancel drift)")
     p.add_argument("--probe", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.probe:
