@@ -68,6 +68,28 @@ def round_values(record: dict, scores: dict[int, dict[str, dict[str, float]]],
     return v
 
 
+BASELINE = "round-robin"
+
+
+def paired_differences(units: dict[tuple[str, str], dict[str, float | None]], config_names: list[str],
+                       scenario_ids: list[str], metric_names: list[str],
+                       ci: Callable[[list[float | None]], tuple]) -> list[dict]:
+    """Rows ``diff_rr:<metric>``: each configuration minus round-robin, per scenario (paired), with a
+    bootstrap interval over the scenarios' differences rather than two independent intervals."""
+    rows = []
+    for c in config_names:
+        if c == BASELINE:
+            continue
+        for metric in metric_names:
+            diffs = [units[(c, i)][metric] - units[(BASELINE, i)][metric]  # type: ignore[operator]
+                     for i in scenario_ids if (c, i) in units and (BASELINE, i) in units
+                     and units[(c, i)].get(metric) is not None and units[(BASELINE, i)].get(metric) is not None]
+            stat = ci(diffs)
+            if stat[3]:
+                rows.append(_row(c, f"diff_rr:{metric}", stat))
+    return rows
+
+
 def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float | None, float | None]:
     if n == 0:
         return None, None
@@ -115,6 +137,8 @@ def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tu
             if stat[3]:
                 rows.append(_row(c, "judge.mean_100", stat, dom))
         rows.extend(_group_rows(c, scenarios, records, scores, judges, embed, seed))
+    if BASELINE in config_names:
+        rows.extend(paired_differences(units, config_names, [s.id for s in scenarios], metric_names, ci))
     for w in judges:  # a judge that gives every reply the same score cannot rank anything
         means = [float(np.mean([per[w.name][d] for d in DIMENSIONS])) for per in scores.values() if w.name in per]
         if means:

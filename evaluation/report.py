@@ -228,6 +228,14 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
     h, b = headline_table(rows, configs, labels)
     d.table(h, b)
     d.p("Configurations: " + "; ".join(f"**{labels.get(c, c)}** (`{c}`)" for c in configs) + ".")
+    vs_rr = [c for c in configs if rows.get(c, "diff_rr:judge.mean")]
+    if vs_rr:
+        d.h(3, "Difference to round-robin, paired by scenario")
+        d.p("Each configuration minus round-robin on the same scenarios, with a bootstrap 95% interval over "
+            "the per-scenario differences (an interval that excludes 0 is a difference the scenarios support).")
+        d.table(["Configuration"] + [h for m, h, _, _ in HEADLINE if m != "judge.mean_100"],
+                [[labels.get(c, c)] + [rows.fmt(c, f"diff_rr:{m}", f) for m, _, _, f in HEADLINE
+                                       if m != "judge.mean_100"] for c in vs_rr])
 
     d.h(2, "Judge scores by dimension")
     d.img("figures/judge_dimensions.png", "judge scores per dimension")

@@ -134,3 +134,20 @@ def test_judge_agreement_command_measures_a_split(tmp_path, capsys):
     (row,) = json.loads(out.read_text(encoding="utf-8"))
     assert row["set"] == "dev" and row["pairs"] == len(load_preferences("dev"))
     assert set(row["per_criterion"]) <= set(DIMENSIONS) and row["per_kind"]
+
+
+def test_differences_to_round_robin_are_paired_by_scenario():
+    from evaluation import metrics as M
+    from evaluation.analysis import paired_differences
+    # director beats round-robin by exactly 0.1 on every scenario, while scenarios vary a lot:
+    # unpaired intervals would overlap, the paired interval is tight around 0.1
+    units = {}
+    for k, base in enumerate([1.0, 3.0, 5.0, 2.0, 4.0]):
+        units[("round-robin", f"s{k}")] = {"judge.mean": base}
+        units[("director", f"s{k}")] = {"judge.mean": base + 0.1}
+    units[("director", "s9")] = {"judge.mean": 9.0}   # no round-robin round: not paired, left out
+    (row,) = paired_differences(units, ["round-robin", "director"], [f"s{k}" for k in (0, 1, 2, 3, 4, 9)],
+                                ["judge.mean"], lambda xs: M.mean_ci(xs, seed=0))
+    assert row["config"] == "director" and row["metric"] == "diff_rr:judge.mean" and row["n"] == 5
+    assert row["value"] == pytest.approx(0.1) and row["ci_low"] == pytest.approx(0.1)
+    assert row["ci_high"] == pytest.approx(0.1)
