@@ -214,8 +214,12 @@ def probe_main(model_path: str) -> int:
 
     import llama_cpp
     t0 = time.perf_counter()
-    llm = llama_cpp.Llama(model_path=model_path, n_ctx=256, n_batch=64, n_threads=1, verbose=False)
-    out = llm("Hello", max_tokens=4, temperature=0.0)
+    # A prompt of ~100 tokens read in one batch, then single-token decodes: some kernels (AMX
+    # tiles) run only for batches of 32+ tokens (a 2-token prompt passed where a chat died).
+    llm = llama_cpp.Llama(model_path=model_path, n_ctx=512, n_batch=256, n_ubatch=256,
+                          n_threads=min(4, os.cpu_count() or 1), verbose=False)
+    prompt = " ".join(f"Line {i}: the tide came in and the gulls were loud." for i in range(8))
+    out = llm(prompt, max_tokens=4, temperature=0.0)
     n = out.get("usage", {}).get("completion_tokens", 0)
     print(f"ok: decoded {n} tokens in {time.perf_counter() - t0:.2f} s")
     return 0
