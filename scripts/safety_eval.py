@@ -1,12 +1,15 @@
 """Score the risk screen on the labelled exemplar set (assets/safety/exemplars.jsonl).
 
-    .venv/bin/python scripts/safety_eval.py --split test              # the table in docs/safety.md
-    .venv/bin/python scripts/safety_eval.py --split test --rules-only # without the learned layer
-    .venv/bin/python scripts/safety_eval.py --split train --misses    # what to work on next
+    .venv/bin/python scripts/safety_eval.py --split dev               # development split
+    .venv/bin/python scripts/safety_eval.py --split dev --rules-only  # without the learned layer
+    .venv/bin/python scripts/safety_eval.py --split dev --misses      # what to work on next
     .venv/bin/python scripts/safety_eval.py --latency                 # ms per message
+    .venv/bin/python scripts/safety_eval.py --split blind --report    # held-out: everything, once
 
-``--misses`` lists wrong messages for the train split only: the test split is for measuring,
-never for tuning rules or the classifier.
+``train`` and ``dev`` live in assets/safety/exemplars.jsonl (``dev`` was the old ``test`` split,
+tuned on since). ``blind`` is assets/safety/blind_test.jsonl, written by someone who did not read
+the rules: it is for measuring a frozen screen once (``--report``: both screens' tables, the
+confusion, latency on its messages and the wrong messages), never for tuning.
 """
 
 from __future__ import annotations
@@ -69,12 +72,41 @@ def latency(texts: list[str], learned: bool) -> str:
             f"p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, max {times[-1]:.2f} ms")
 
 
+def misses(rows: list[ex.Exemplar], learned: bool) -> list[str]:
+    out = []
+    for e in rows:
+        r = safety.assess(e.text, learned=learned)
+        want, got = ex.RANK[e.level], ex.RANK[r.level]
+        bad = (got < want) if e.level != "none" else got > 0
+        if bad or (e.level == "emergency" and r.level != "emergency"):
+            out.append(f"  [{e.lang} {e.category}->{r.level} {r.source}] {e.text}  ({r.evidence})")
+    return out
+
+
+def report(split: str, learned: bool) -> int:
+    """Everything about one split in one run (meant for the blind set, which is read once)."""
+    rows = ex.split(split)
+    print(f"{split} split, {len(rows)} messages\n")
+    screens = [("rules + learned layer", True)] if learned else []
+    screens.append(("rules only", False))
+    for name, use in screens:
+        scores = ex.score(rows, lambda t: safety.assess(t, learned=use))
+        print(f"## {name}\n\n{table(scores)}\n\n{confusion(scores)}\n")
+        print(f"latency ({name}, after warm-up): {latency([e.text for e in rows], use)}\n")
+        wrong = misses(rows, use)
+        print(f"wrong ({name}): {len(wrong)}")
+        print("\n".join(wrong) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    p.add_argument("--split", choices=("train", "test"), default="test")
+    p.add_argument("--split", choices=ex.SPLITS, default="dev")
     p.add_argument("--rules-only", action="store_true", help="skip the learned layer")
-    p.add_argument("--misses", action="store_true", help="list wrong messages (train split only)")
-    p.add_argument("--latency", action="store_true", help="time every exemplar (both splits)")
+    p.add_argument("--misses", action="store_true", help="list wrong messages (train and dev)")
+    p.add_argument("--report", action="store_true",
+                   help="tables for both screens, confusion, latency and wrong messages")
+    p.add_argument("--latency", action="store_true", help="time every exemplar (train and dev)")
     a = p.parse_args(argv)
     learned = not a.rules_only
     if learned and not safety.learned_available():
@@ -84,22 +116,19 @@ def main(argv: list[str] | None = None) -> int:
         texts = [e.text for e in ex.load()]
         print(f"{'rules + learned' if learned else 'rules only'}: {latency(texts, learned)}")
         return 0
+    if a.report:
+        return report(a.split, learned)
     rows = ex.split(a.split)
     scores = ex.score(rows, lambda t: safety.assess(t, learned=learned))
     print(f"{a.split} split, {len(rows)} messages, "
           f"{'rules + learned layer' if learned else 'rules only'}\n")
     print(table(scores) + "\n\n" + confusion(scores))
     if a.misses:
-        if a.split != "train":
-            print("\n--misses lists the train split only (the test split is never tuned on).")
+        if a.split == "blind":
+            print("\n--misses is for train and dev; the blind set is read once, with --report.")
             return 2
-        print("\nWrong on train:")
-        for e in rows:
-            r = safety.assess(e.text, learned=learned)
-            want, got = ex.RANK[e.level], ex.RANK[r.level]
-            bad = (got < want) if e.level != "none" else got > 0
-            if bad or (e.level == "emergency" and r.level != "emergency"):
-                print(f"  [{e.lang} {e.category}->{r.level} {r.source}] {e.text}  ({r.evidence})")
+        print(f"\nWrong on {a.split}:")
+        print("\n".join(misses(rows, learned)))
     return 0
 
 

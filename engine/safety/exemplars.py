@@ -1,9 +1,11 @@
 """The labelled exemplar set (assets/safety/exemplars.jsonl) and the screen's scores on it.
 
 Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
-fiction, everyday: no risk), ``level`` (what the screen should say) and ``split`` (train/test,
-fixed once from a hash of the language and text). The learned layer is fitted on ``train`` only;
-the targets in docs/safety.md and tests/test_safety.py are measured on ``test``.
+fiction, everyday: no risk), ``level`` (what the screen should say) and ``split``: ``train`` or
+``dev`` (fixed once from a hash of the language and text; ``dev`` was the old ``test`` split, relabelled once it had been looked at
+and tuned on). The held-out set is a separate file, ``assets/safety/blind_test.jsonl`` (split
+``blind``), written by someone who did not read the rules; the targets in docs/safety.md and
+tests/test_safety.py are measured on it. ``split("blind")`` reads that file.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ BENIGN = ("idiom", "fiction", "everyday")
 CATEGORIES = RISK + BENIGN
 LANGS = ("en", "de", "fr")
 RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
+SPLITS = ("train", "dev", "blind")
+_LEVEL_OF = {"emergency": "emergency", "urgent": "urgent", "concern": "concern"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,10 @@ class Exemplar:
 
 def default_path() -> Path:
     return assets_dir() / "safety" / "exemplars.jsonl"
+
+
+def blind_path() -> Path:
+    return assets_dir() / "safety" / "blind_test.jsonl"
 
 
 @lru_cache(maxsize=4)
@@ -53,10 +61,11 @@ def load(path: Path | None = None) -> tuple[Exemplar, ...]:
             continue
         try:
             d = json.loads(line)
-            ex = Exemplar(d["text"], d["lang"], d["category"], d["level"], d["split"])
+            level = d.get("level") or _LEVEL_OF.get(d["category"], "none")
+            ex = Exemplar(d["text"], d["lang"], d["category"], level, d["split"])
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise MascotError(f"{path} line {n} is not a valid exemplar ({e}).") from None
-        if ex.category not in CATEGORIES or ex.split not in ("train", "test") \
+        if ex.category not in CATEGORIES or ex.split not in SPLITS \
                 or ex.level not in RANK:
             raise MascotError(f"{path} line {n}: unknown category, level or split.")
         rows.append(ex)
@@ -64,6 +73,9 @@ def load(path: Path | None = None) -> tuple[Exemplar, ...]:
 
 
 def split(name: str, path: Path | None = None) -> list[Exemplar]:
+    """The exemplars of one split; ``"blind"`` reads the held-out file (``blind_path()``)."""
+    if name == "blind" and path is None:
+        path = blind_path()
     return [e for e in load(path) if e.split == name]
 
 
