@@ -35,6 +35,18 @@ TOKEN_MAP: dict[str, str] = {
     "suizit": "suizid", "sterbn": "sterben", "tablleten": "tabletten", "tablette": "tabletten",
     "pille": "pillen", "mich selbst": "mich", "wos": "was", "mir selbst": "mir",
     "kms": "mich umbringen", "ritz": "ritze",
+    # umlauts written out ("ueberdosis"); the light normal form folds ü -> u
+    "ueberdosis": "uberdosis", "bruecke": "brucke", "gelaender": "gelander", "muede": "mude",
+    "lebensmuede": "lebensmude", "toeten": "toten", "umzubrigen": "umzubringen",
+    "erhaengen": "erhangen", "aufhaengen": "aufhangen", "aufzuhaengen": "aufzuhangen",
+    "erschiessn": "erschiessen", "moechte": "mochte", "moecht": "mochte", "wuerde": "wurde",
+    "waere": "ware", "wuensche": "wunsche", "wuenschte": "wunschte", "fuer": "fur",
+    "ueber": "uber", "stuerzen": "sturzen", "schluss": "schluss", "zuege": "zug",
+    "huebsch": "hubsch", "koennte": "konnte", "hoert": "hort", "naechste": "nachste",
+    "naechsten": "nachsten", "abschiedsbriefe": "abschiedsbriefe", "toedliche": "todliche",
+    "toedlich": "todlich", "schlaftablette": "schlaftabletten", "tabs": "tabletten",
+    "steh": "stehe", "sitz": "sitze", "hock": "hocke", "lieg": "liege", "werf": "werfe",
+    "spring": "springe", "beend": "beende", "uberdoses": "uberdosis",
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).
 FUZZY_WORDS = ("umbringen", "suizidal", "selbstmord", "tabletten", "schlaftabletten",
@@ -107,13 +119,22 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|geschluckt)\b", "e"),
         (0.95, r"\b(?:stehe|sitze|bin|hocke|liege) (?:\w+ ){0,3}(?:auf|an|am|neben|uber) (?:der"
                r" |dem |den |einer |einem )?" + _HIGH + r"\b(?=.*\b(?:spring\w*|sprung|runter"
-               r"|tief|hoch|zug|warte|sterben|schluss|ende|vorbei|tot)\b)", "e"),
+               r"|tief|hoch|zug|warte|sterben|schluss|ende|vorbei|tot|oben|kommt gleich)\b)(?!.*\b(?:foto\w*"
+               r"|aussicht|verspatung|verspatet|reparier\w*|sonnenuntergang|selfie)\b)", "e"),
+        (0.95, r"\b(?:stehe|sitze|bin|hocke|liege) (?:\w+ ){0,3}(?:auf|zwischen) (?:den |dem |der )?"
+               r"(?:schienen|gleisen|gleis|bahngleisen)\b(?!.*\b(?:foto\w*|modell\w*|arbeit\w*)\b)"
+               r"|\b(?:stehe|sitze|bin|hocke) (?:\w+ ){0,3}(?:am|auf dem|auf der) (?:rand|kante"
+               r"|fenstersims|sims|gelander|brustung) (?:\w+ ){0,2}(?:vom|von dem|von der|des|der)"
+               r" (?:\w+ )?" + _HIGH + r"\b(?!.*\b(?:foto\w*|aussicht|sonnenuntergang|selfie)\b)"
+               r"|\b(?:stehe|sitze|bin|hocke) (?:\w+ ){0,3}auf der anderen seite (?:vom|von dem"
+               r"|des) gelander\b", "e"),
         (0.95, r"\b(?:seil|strick|schlinge|gurtel) (?:\w+ ){0,2}(?:hangt|ist fest|ist"
                r" festgemacht|um den hals|um meinen hals)\b", "e"),
         (0.95, r"\bbin (?:\w+ ){0,3}gesprungen\b(?=.*\b(?:beine|bewegen|blut|schmerz\w*|rucken)\b)",
          "fe"),
         (0.95, r"\bauto (?:\w+ ){0,3}motor (?:\w+ ){0,3}(?:lauft|an)\b(?=.*\bgarage\b)", "e"),
-        (0.95, r"\b(?:habe|hab) (?:\w+ ){0,4}uberdosis (?:\w+ ){0,2}genommen\b", "e"),
+        (0.95, r"\b(?:habe|hab|ich) (?:\w+ ){0,4}uberdosis (?:\w+ ){0,3}(?:genommen|geschluckt"
+               r"|eingeworfen)\b", "e"),
         # explicit
         (0.95, r"\b(?:mich|mir) " + _GAP + r"(?:umbringen|umzubringen|umgebracht|toten|zu toten"
                r"|erhangen|zu erhangen|aufhangen|aufzuhangen|erschiessen|zu erschiessen|vergiften|ertranken"
@@ -121,6 +142,16 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:ich )?bring(?:e)? (?:ich )?mich " + _GAP + r"um\b", "f"),
         (0.95, r"\bnehme? (?:ich )?mir " + _GAP + r"das leben\b", "f"),
         (0.95, r"\b(?:meinem|mein) leben (?:ein )?ende (?:setzen|machen|bereiten)\b", "f"),
+        (0.90, r"\b(?:beende|beenden|beendige) (?:ich )?(?:\w+ ){0,3}(?:mein leben|alles)\b"
+               r"|\bmein leben (?:\w+ ){0,2}(?:beenden|beende)\b", "f"),
+        (0.85, r"\b(?:werfe|werfen|schmeisse|schmeiss|lege|legen) (?:ich )?mich (?:\w+ ){0,3}"
+               r"(?:vor|unter) (?:den|einen|die|eine|das|ne) (?:zug|ubahn|bahn|lkw|auto|bus|laster"
+               r"|s bahn|sbahn)\b|\b(?:lege|legen) (?:ich )?mich (?:\w+ ){0,2}auf (?:die|den)"
+               r" (?:schienen|gleise|gleisen)\b|\bspringe? (?:ich )?(?:\w+ ){0,2}vor (?:den|einen"
+               r"|die) (?:zug|ubahn|bahn|lkw)\b", "s"),
+        (0.85, r"\b(?:sturze|sturzen|werfe|werfen) (?:ich )?mich (?:\w+ ){0,3}(?:von|vom|aus)"
+               r" (?:der |dem |einer |einem |meinem )?(?:\w+ )?" + _HIGH + r"\b|\b(?:sturze|werfe)"
+               r" (?:ich )?mich (?:\w+ ){0,3}aus dem fenster\b", "s"),
         (0.90, r"\b(?:selbstmord|suizid) (?:zu )?(?:begehen|machen|begehe)\b", "s"),
         (0.90, r"\b(?:suizidal|selbstmordgefahrdet|suizidgefahrdet)\b|\b(?:selbstmord|suizid)"
                r"gedanken\b", "t"),
@@ -138,7 +169,15 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|sterben|tot|aufwachen|aufzuwachen)\b", "n"),
         (0.90, r"\b(?:wie|womit) (?:\w+ ){0,2}(?:am besten|schmerzlos|sicher) (?:\w+ ){0,2}"
                r"(?:sterben|umbringen|tot)\b", "n"),
-        (0.75, r"\b(?:mache|mach) (?:ich )?schluss\b", "s"),
+        (0.75, r"\b(?:mache|mach) (?:ich )?(?:\w+ ){0,2}schluss\b(?! mit (?!allem|dem leben"
+               r"|meinem leben)\w+| fur heute| mit der arbeit)", "s"),
+        (0.70, r"\b(?:bin|ware|sei) (?:ich )?(?:\w+ )?nicht mehr (?:da|hier|am leben|auf der welt)\b"
+               r"(?!.*\b(?:urlaub|ferien|umzug|ziehe|zieh|reise|verreist|krank|arbeit|buro|schule"
+               r"|uni|firma|team|gruppe|verein|chat|online|erreichbar)\b)", "n"),
+        (0.85, r"\b(?:einen|meinen|den) plan und (?:ein|mein|das|einen) (?:datum|termin|tag)\b", "s"),
+        (0.55, r"\b(?:dann|bald|morgen|am \w+|heute nacht|heute|danach) ist (?:es|alles) vorbei\b", "s"),
+        (0.65, r"\b(?:soll|sollen|darf|durfen|kann|konnen) (?:ihn|sie|es|das|alles) (?:fur immer"
+               r" )?behalten\b(?=.*\bbrauche (?:\w+ ){0,2}nicht mehr\b)", "s"),
         (0.85, r"\bschluss mit (?:allem|dem leben|meinem leben)\b", "s"),
         (0.50, r"\bich will nicht mehr(?=\s*$| \|)", "n"),
         (0.90, r"\b(?:will|mochte|wurde gern|wurde lieber|wunschte ich ware) (?:\w+ )?tot sein\b", "n"),
@@ -164,7 +203,12 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.45, r"\b(?:ich )?kann (?:\w+ )?nicht mehr\b(?! (?:warten|schlafen|essen|sitzen"
                r"|stehen|laufen|lachen|aufhoren))", "n"),
         (0.35, r"\bhoffnungslos\b|\bausweglos\b|\bkeinen ausweg\b", ""),
+        (0.45, r"\b(?:fuhle mich|bin) (?:\w+ )?(?:hoffnungslos|verzweifelt|wertlos|nutzlos"
+               r"|ausweglos)\b|\balles ist hoffnungslos\b", ""),
         (0.35, r"\bich hasse mich\b|\bhasse mein leben\b", ""),
+        (0.45, r"\bich hasse mich (?:\w+ )?(?:sehr|so sehr|selbst|abgrundtief)?(?=\s*$| \|)"
+               r"|\bhasse mich (?:\w+ )?(?:so )?sehr\b(?! (?:dafur|fur|wenn|weil))"
+               r"|\bhasse mein leben\b", ""),
         (0.30, r"\b(?:innerlich )?leer\b|\bnichts (?:ist )?mehr wichtig\b", ""),
         (0.45, r"\bes wird (?:nie|niemals) besser\b|\bwird (?:nie|niemals) (?:mehr )?besser"
                r" (?:werden|fur mich)\b", "n"),
@@ -177,14 +221,18 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         # preparation
         (0.85, r"\babschiedsbrief\w*\b", "s"),
         (0.85, r"\b(?:sachen|besitz|katze|hund|gitarre|schmuck|alles) (?:\w+ ){0,3}verschenkt\b"
-               r"|\bverschenke (?:meine|alle|alles)\b", "s"),
+               r"|\bverschenke (?:alle meine sachen|alles|meine sachen|meinen besitz|meine (?:katze"
+               r"|hund|gitarre|tiere))\b(?!.*\b(?:umzug|ziehe|flohmarkt|ausmisten|neue\w*)\b)", "s"),
+        (0.30, r"\bverschenke (?:meine|alle)\b", "s"),
         (0.60, r"\btestament\b", "s"),
         (0.75, r"\b(?:von allen|von allen freunden|von meiner familie) verabschiedet\b"
                r"|\bmich (?:\w+ ){0,3}verabschiedet\b", "s"),
         # means and method
         (0.85, r"\b(?:sammle|gesammelt|horte|gehortet|bunkere|gebunkert) (?:\w+ ){0,3}" + _PILLS
                + r"\b|\b" + _PILLS + r" (?:\w+ ){0,3}(?:gesammelt|gehortet|gebunkert)\b", "s"),
-        (0.80, r"\b(?:seil|strick) (?:\w+ ){0,2}gekauft\b", "s"),
+        (0.80, r"\b(?:seil|strick) (?:\w+ ){0,2}gekauft\b(?!.*\b(?:kletter\w*|boot|segel\w*"
+               r"|schaukel|abschlepp\w*|hund\w*|wasche|hangematte|zelt|garten|sport|turnhalle)\b)"
+               r"(?<!zum klettern gekauft)", "s"),
         (0.85, r"\b(?:von|vom) (?:der |dem |einer |einem )?" + _HIGH + r" (?:\w+ ){0,2}(?:zu )?"
                r"(?:springen|springe|spring|sturzen|runterspringen)\b", "s"),
         (0.85, r"\bspring(?:e)? (?:ich )?(?:\w+ ){0,2}(?:von|vom) (?:der |dem |einer |einem )?"
@@ -226,7 +274,10 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
     "suicide": [
         (0.35, r"\b(?:heute nacht|heute abend|morgen|am wochenende|jetzt|gleich|bald|diese"
                r" woche|freitag)\b"),
-        (0.40, r"\b(?:geplant|plan|weiss genau wie|weiss (?:\w+ )?wofur|vorbereitet)\b"),
+        (0.40, r"\b(?:geplant|plan|weiss genau wie|weiss (?:\w+ )?wofur|vorbereitet|termin|datum"
+               r"|ausgesucht)\b"),
+        (0.30, r"\b(?:nachste woche|nachsten \w+|am (?:montag|dienstag|mittwoch|donnerstag|freitag"
+               r"|samstag|sonntag)|heute)\b"),
         (0.35, r"\b(?:tabletten|seil|strick|waffe|pistole|brucke|zug)\b"),
         (0.30, r"\b(?:diesmal|meine es ernst)\b"),
         (0.45, r"\bbrauche (?:sie|das|ihn|es|die) (?:\w+ )?nicht mehr\b"),

@@ -269,7 +269,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
         # behaviour in progress (level "emergency"): an overdose taken, poison, at a height now
         (0.95, r"\b(?:took|taken|take|swallowed|downed|necked|popped|ate|had|drank|drunk) (?:\w+ )"
-               r"{0,3}" + _MANY + r" (?:\w+ ){0,4}" + _PILLS + r"\b", "fe"),
+               r"{0,3}" + _MANY + r" (?:\w+ ){0,5}" + _PILLS + r"\b", "fe"),
         (0.95, r"\b(?:took|taken|swallowed|downed|necked|popped) (?:\w+ ){0,2}all (?:\w+ ){0,3}"
                + _PILLS + r"\b(?=.*\b(?:sleepy|blurry|dizzy|goodbye|bye|sorry|die|dying|end"
                r"|purpose|at once|whatever|telling|nobody|racing|eyes open|numb|shaking|shake"
@@ -287,7 +287,18 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:i am|am|standing|sitting|i am standing|i am sitting) (?:\w+ ){0,3}(?:on|at"
                r"|off|by) (?:the |a |this |my )?(?:edge |ledge |top |roof |railing )?(?:of )?(?:the "
                r"|a |this |my )?" + _HIGH + r"\b(?=.*\b(?:jump|jumping|fall|falling|down|train"
-               r"|waiting|this is it|goodbye|end|tell someone|high|let go)\b)", "fe"),
+               r"|waiting|this is it|goodbye|end|tell someone|high|let go)\b)(?!.*\b(?:waiting (?:for|on)"
+               r" (?:my|a|the|our|him|her|them|you)|photos?|pictures?|view|sunset|selfie|fixing"
+               r"|repair\w*|delayed|late again)\b)", "fe"),
+        # at the edge or on the tracks now, even without a word about jumping
+        (0.95, r"\b(?:i am|am|standing|sitting|i am standing|i am sitting|lying|i am lying)"
+               r" (?:\w+ ){0,2}(?:on|at) (?:the |a |this )?(?:ledge|edge|railing|wrong side of the"
+               r" railing|other side of the railing) (?:of |on )?(?:the |a |this |my )?(?:\w+ )?"
+               r"(?:bridge|roof|rooftop|building|parking garage|garage|balcony|cliff|tower|overpass"
+               r"|top floor|window)\b(?!.*\b(?:photos?|pictures?|view|sunset|selfie|fixing|repair\w*)\b)"
+               r"|\b(?:i am|am|standing|sitting|lying|i am standing|i am sitting|i am lying) (?:\w+ )"
+               r"{0,2}(?:on|between) (?:the )?(?:train |railway |rail )?tracks\b(?!.*\b(?:model|toy"
+               r"|photos?|pictures?)\b)|\b(?:i am|am) on the ledge\b", "fe"),
         (0.95, r"\b(?:rope|noose|belt|cord) (?:\w+ ){0,3}(?:is tied|is ready|is up|around my"
                r" neck)\b|\bwith it around my neck\b", "e"),
         (0.95, r"\bengine running\b(?=.*\bgarage\b)|\bgarage\b(?=.*\bengine running\b)", "e"),
@@ -328,13 +339,23 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.80, r"\b(?:picked|chosen|chose|found) (?:the|a|my) (?:bridge|building|method|rope|tree"
                r"|cliff)\b", "s"),
         (0.50, r"\b(?:picked|chosen|chose) (?:the|a|my) (?:spot|place|date|day)\b", "s"),
+        (0.85, r"\b(?:a|my|the) plan and (?:a|the|my) (?:date|day|time)\b", "s"),
+        (0.65, r"\bi (?:have |had )?(?:picked|chosen|chose|set) (?:the|a|my) (?:date|day)\b(?! (?:for"
+               r"|of|to|with|and)\b)", "s"),
+        (0.80, r"\bi (?:will |am going to |am gonna |gonna |shall )?(?:end it|end it all|end my"
+               r" life|end everything)\b(?! (?:with|between|for|early|there)\b)", "f"),
+        (0.60, r"\b(?:bother|point in|point of) (?:staying|being|keeping myself) alive\b|\bwhy am i"
+               r" (?:even |still )?alive\b|\bwhy (?:should|do) i (?:even )?(?:keep )?(?:living|going"
+               r" on|stay alive)\b", "n"),
         (0.85, r"\b(?:planning to|plan to|decided to|going to|am going to|will) end (?:it|everything"
                r"|it all|this)\b(?! (?:with|between|for|early|there|now lol))", "s"),
         (0.85, r"\b(?:lethal|fatal|deadly) (?:dose|doses|amount|amounts)\b", "t"),
         (0.85, r"\b(?:gun|pistol|rifle|shotgun)\b.*\bend (?:this|it|everything|my life)\b", ""),
         (0.85, r"\b(?:saving|saved|hoarding|hoarded|stockpiling|stockpiled|collecting|collected"
                r"|stashing|stashed|keeping|kept) (?:up )?(?:\w+ ){0,2}" + _PILLS + r"\b", "f"),
-        (0.70, r"\b(?:bought|got|buying|ordered) (?:a |some |the )?(?:rope|noose|charcoal)\b", "f"),
+        (0.70, r"\b(?:bought|got|buying|ordered) (?:a |some |the )?(?:rope|noose|charcoal)\b(?!.*\b"
+               r"(?:climb\w*|camping|camp|boat|sail\w*|swing|tow\w*|gym|skipping|jump rope|dog\w*"
+               r"|laundry|hammock|bbq|barbecue|grill\w*|tent|garden|crossfit|workout)\b)", "f"),
         (0.85, r"\bcharcoal\b(?=.*\btape\b)", ""),
         (0.85, r"\b(?:use|using) (?:it|the gun|a gun|the knife|them) on myself\b", ""),
         (0.85, r"\b(?:walk|walking|swim|swimming) (?:out )?into the (?:sea|ocean|river|lake|water)"
@@ -468,6 +489,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.45, r"\b(?:giving up|give up) on (?:life|everything|living)\b", "s"),
         (0.45, r"\b(?:everything|life|it all|my life|the future) (?:feels|is|seems) hopeless\b", ""),
         (0.35, r"\bi hate (?:my life|being alive|myself|existing)\b", ""),
+        (0.45, r"\bi (?:really )?hate myself(?: so much| much| fucking much| more than anything"
+               r"| every day)?(?=\s*$| \|)", ""),
         # preparations
         (0.85, r"\b(?:writing|wrote|write|written|leave|leaving|left|finished) (?:a |my |some"
                r" |the )?(?:goodbye|farewell|last) (?:letters?|notes?|messages?|texts?"
@@ -494,6 +517,12 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:hang|hanging|hanged|shoot|shooting|shot|drown|drowning|poison|poisoning"
                r"|stab|stabbing|suffocate|starve) myself\b", ""),
         (0.95, r"\b(?:slit|slitting) (?:my|both|open my) wrists?\b", ""),
+        (0.85, r"\b(?:throw|throwing|hurl|hurling|fling|flinging|launch|launching) myself (?:off"
+               r"|from|out of) (?:a|the|this|that|my) (?:\w+ )?(?:bridge|building|roof|rooftop|cliff"
+               r"|balcony|tower|overpass|parking garage|garage|window|ledge)\b", "t"),
+        (0.85, r"\b(?:step|stepping|jump|jumping|throw myself|lie down|lay down|lying down) (?:under"
+               r"|onto|on) (?:a|the) (?:train|bus|truck|lorry|subway|tracks|train tracks|railway"
+               r" tracks)\b(?! (?:to|and) (?:work|school|home|town)\b)", "s"),
         (0.85, r"\b(?:jump|jumping|jumped) (?:off|from) (?:a|the|this|that|my) (?:bridge|building"
                r"|roof|rooftop|cliff|balcony|tower|overpass|parking garage|window)\b", "t"),
         (0.85, r"\b(?:step|stepping|jump|jumping|walk|walking|throw myself) in front of (?:a|the)"

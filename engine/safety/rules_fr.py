@@ -38,6 +38,8 @@ TOKEN_MAP: dict[str, str] = {
     "suicder": "suicider", "medocs": "medicaments", "medoc": "medicaments",
     "cachet": "cachets", "comprime": "comprimes", "pillules": "pilules", "veu": "veux",
     "veus": "veux", "tuee": "tue", "tuer": "tuer",
+    "jme": "je me", "jsaute": "je saute", "jvai": "je vais", "vai": "vais", "overdos": "overdose",
+    "sotter": "sauter", "sote": "saute", "medics": "medicaments", "cachetons": "cachets",
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).
 FUZZY_WORDS = ("suicider", "suicidaire", "medicaments", "somniferes", "comprimes", "testament",
@@ -113,14 +115,38 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:je suis|suis|je me tiens|assis|assise|debout) (?:\w+ ){0,3}(?:sur|au bord"
                r" de|au bord du|en haut de|en haut du|au dessus de|au dessus du) (?:le |la |les |un"
                r" |une |de le )?" + _HIGH + r"\b(?=.*\b(?:sauter|saute|sauterai|tomber|train|attends"
-               r"|en ce moment|maintenant|la maintenant|haut|vide|fin|adieu)\b)", "e"),
+               r"|en ce moment|maintenant|la maintenant|haut|vide|fin|adieu)\b)(?!.*\b(?:retard|photos?"
+               r"|vue|coucher de soleil|selfie|repar\w*|antenne|bateau|attends (?:mon|ma|mes|un|une"
+               r"|le bus))\b)", "e"),
+        (0.95, r"\b(?:je suis|suis|debout|assise?|allongee?|couchee?) (?:\w+ ){0,2}(?:sur|entre)"
+               r" (?:les |la )?(?:rails|voies|voie ferree)\b(?!.*\b(?:photos?|maquette|train"
+               r" electrique|travail|chantier)\b)|\b(?:je suis|suis|debout|assise?) (?:\w+ ){0,2}"
+               r"(?:au bord|sur le rebord|de le autre cote de la rambarde|de le autre cote de le"
+               r" garde fou) (?:de le |du |de la |de un |de une )?(?:\w+ )?(?:pont|toit|immeuble"
+               r"|parking|viaduc|falaise|balcon|fenetre|vide|precipice)\b(?!.*\b(?:photos?|vue"
+               r"|coucher de soleil|selfie|rando\w*|balade|vacances|magnifique|belle)\b)", "e"),
         (0.95, r"\b(?:corde|noeud) (?:\w+ ){0,2}(?:est )?(?:accrochee|attachee|prete|autour de mon"
                r" cou)\b", "e"),
         (0.95, r"\bmoteur (?:\w+ ){0,3}(?:tourne|allume)\b(?=.*\bgarage\b)", "e"),
         # explicit
         (0.95, r"\bme " + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
                r"|du|dans|par)|noyer|empoisonner|flinguer|buter|tirer une balle)\b", "f"),
-        (0.95, r"\bje me (?:tue|suicide|pends|jette|flingue|bute|suiciderai|tuerai)\b", ""),
+        (0.95, r"\bje me (?:tue|suicide|pends|jette|flingue|bute|suiciderai|tuerai)\b(?! (?:a le"
+               r" eau|dans la piscine|dans la mer|a la tache|au travail|a le ouvrage|sur))", ""),
+        (0.95, r"\b(?:je me tire|me tirer|je vais me tirer) une balle\b|\bune balle dans la tete\b", ""),
+        (0.85, r"\b(?:je )?(?:saute|sauterai|sauterais|vais sauter|me jette|me jetterai|vais me jeter"
+               r"|me jeter|jette moi) (?:\w+ )?(?:de le |du |de la |de un |de une |par la |depuis le"
+               r" |depuis la |depuis )" + _HIGH + r"\b|\b(?:je )?(?:me jette|me jetterai|vais me"
+               r" jeter|me jeter) par la fenetre\b", "t"),
+        (0.85, r"\b(?:un|mon) plan et (?:une|la|ma) date\b", "s"),
+        (0.85, r"\b(?:veux|voudrais) plus vivre\b|\b(?:je )?(?:ne )?en peux plus de vivre\b"
+               r"|\b(?:marre|ras le bol) de (?:vivre|la vie)\b", "n"),
+        (0.60, r"\bfatiguee? de (?:vivre|la vie)\b|\b(?:ma|la) vie (?:ne )?(?:a|na) (?:aucun|plus de"
+               r"|pas de) sens\b|\bje ne supporte plus rien\b", "n"),
+        (0.85, r"\b(?:je aimerais|je voudrais|je prefererais|je veux|je souhaiterais) (?:\w+ )?etre"
+               r" morte?\b|\b(?:si seulement|je aimerais) (?:je )?(?:etais|etre) morte?\b", "n"),
+        (0.85, r"\b(?:un|mon) plan et (?:une|la|ma) date\b|\b(?:je ai )?(?:fixe|choisi|choisie"
+               r"|decide) (?:la|une|le) (?:date|jour)\b(?! (?:de|du|des|pour|avec|la|le)\b)", "s"),
         (0.95, r"\b(?:mettre|mettrai|mets) fin a (?:mes jours|ma vie)\b|\ben finir avec (?:la"
                r" vie|ma vie|tout)\b", "s"),
         (0.90, r"\b(?:je veux|je voudrais|envie de|je aimerais|je vais|je prefere|je prefererais"
@@ -160,6 +186,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
          "n"),
         (0.45, r"\b(?:je )?(?:ne )?en peux plus\b", "n"),
         (0.35, r"\bdesespere\w*\b|\bsans issue\b", ""),
+        (0.45, r"\b(?:me sens|suis) (?:\w+ )?(?:desespere\w*|sans valeur|sans espoir|inutile et"
+               r" sans valeur)\b|\bme sens inutile\b(?! (?:au|a le|a la|en|dans|pour|quand)\b)", ""),
+        (0.45, r"\bje me (?:deteste|hais) (?:tellement |trop |tant )?(?=\s*$| \|)", ""),
         (0.35, r"\bje me deteste\b|\bje me hais\b", ""),
         (0.30, r"\bmerci pour tout\b", ""),
         (0.30, r"\bpersonne ne (?:se soucie de moi|me aime|en a rien a faire)\b", "n"),
@@ -175,7 +204,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         # means and method
         (0.85, r"\b(?:garde|gardais|stocke|accumule|mets de cote|economise) (?:\w+ ){0,3}"
                + _PILLS + r"\b", "s"),
-        (0.80, r"\bachete (?:\w+ ){0,2}(?:une corde|de la corde|un fusil|une arme)\b", "s"),
+        (0.80, r"\bachete (?:\w+ ){0,2}(?:une corde|de la corde|un fusil|une arme)\b(?!.*\b(?:escalade"
+               r"|grimpe|bateau|voile|balancoire|remorqu\w*|chien|linge|hamac|tente|jardin|chasse"
+               r"|sport)\b)", "s"),
         (0.85, r"\bsauter (?:de le |du |de la |de un |de une |par la )?" + _HIGH + r"\b", "s"),
         (0.85, r"\b(?:sous|devant) (?:un|le) (?:train|metro|camion|bus|tram)\b", "s"),
         (0.90, r"\b(?:fusil|arme|pistolet|couteau)\b.*\bcontre moi\b", ""),
@@ -206,6 +237,7 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
     "suicide": [
         (0.35, r"\b(?:ce soir|cette nuit|demain|ce week end|maintenant|bientot|cette semaine"
                r"|vendredi)\b"),
+        (0.30, r"\b(?:lundi|mardi|mercredi|jeudi|samedi|dimanche|la semaine prochaine|cette nuit)\b"),
         (0.40, r"\b(?:tout prevu|prevu|un plan|je sais comment|je sais pourquoi|prepare"
                r"|tout est pret|tout est prete)\b"),
         (0.35, r"\b(?:cachets|medicaments|corde|fusil|arme|pont|train)\b"),
