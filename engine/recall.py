@@ -20,6 +20,7 @@ RECALL_BUDGET = 120     # tokens of recalled messages in one companion note
 RECALL_TOP = 2          # at most this many messages
 RECALL_MIN_SCORE = 2.0  # an IDF-weighted overlap below this is chance (one common shared word)
 RECALL_CHARS = 220      # a recalled message is clipped to this many characters
+COMMON = 0.2            # a word in more than this share of the candidates is not evidence
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ def score(query: set[str], cands: list[tuple[Candidate, set[str]]]) -> list[tupl
     for _c, ws in cands:
         for w in ws & query:
             df[w] = df.get(w, 0) + 1
+    query = {w for w in query if df.get(w, 0) <= COMMON * n}  # words most messages share say nothing
     out = []
     for c, ws in cands:
         shared = ws & query
