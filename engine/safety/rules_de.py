@@ -169,13 +169,20 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|sterben|tot|aufwachen|aufzuwachen)\b", "n"),
         (0.90, r"\b(?:wie|womit) (?:\w+ ){0,2}(?:am besten|schmerzlos|sicher) (?:\w+ ){0,2}"
                r"(?:sterben|umbringen|tot)\b", "n"),
-        (0.75, r"\b(?:mache|mach) (?:ich )?(?:\w+ ){0,2}schluss\b(?! mit (?!allem|dem leben"
+        (0.75, r"\b(?:mache|mach) (?:ich )?(?!(?:\w+ )?(?:fruher|eher|fruh|pause|feierabend)\b)"
+               r"(?:\w+ ){0,2}schluss\b(?! mit (?!allem|dem leben"
                r"|meinem leben)\w+| fur heute| mit der arbeit)", "s"),
         (0.70, r"\b(?:bin|ware|sei) (?:ich )?(?:\w+ )?nicht mehr (?:da|hier|am leben|auf der welt)\b"
                r"(?!.*\b(?:urlaub|ferien|umzug|ziehe|zieh|reise|verreist|krank|arbeit|buro|schule"
                r"|uni|firma|team|gruppe|verein|chat|online|erreichbar)\b)", "n"),
-        (0.85, r"\b(?:einen|meinen|den) plan und (?:ein|mein|das|einen) (?:datum|termin|tag)\b", "s"),
-        (0.55, r"\b(?:dann|bald|morgen|am \w+|heute nacht|heute|danach) ist (?:es|alles) vorbei\b", "s"),
+        (0.85, r"\b(?:einen|meinen|den) plan und (?:ein|mein|das|einen) (?:datum|termin|tag)\b(?! (?:fur"
+               r"|zur|zum|der|des|von)\b)", "s"),
+        (0.80, r"\b(?:mein|meine|meinen) letzte[nr]? (?:tag|nachricht|abend|nacht)\b(?! (?:bei|in|im"
+               r"|auf|an|am|als|fur|vor|hier)\b)(?!.*\b(?:arbeit|job|schule|buro|schicht|urlaub"
+               r"|ferien|praktikum|semester|gute nacht|schlafen|bett|bis morgen|lol)\b)", "s"),
+        (0.55, r"\b(?:dann|bald|morgen|am \w+|heute nacht|heute|danach) ist (?:es|alles) vorbei\b"
+               r"(?!.*\b(?:ferien|urlaub|prufung\w*|klausur\w*|stress|projekt|schule|semester"
+               r"|arbeit|abgabe|wochenende|party)\b)", "s"),
         (0.65, r"\b(?:soll|sollen|darf|durfen|kann|konnen) (?:ihn|sie|es|das|alles) (?:fur immer"
                r" )?behalten\b(?=.*\bbrauche (?:\w+ ){0,2}nicht mehr\b)", "s"),
         (0.85, r"\bschluss mit (?:allem|dem leben|meinem leben)\b", "s"),
@@ -204,7 +211,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|stehen|laufen|lachen|aufhoren))", "n"),
         (0.35, r"\bhoffnungslos\b|\bausweglos\b|\bkeinen ausweg\b", ""),
         (0.45, r"\b(?:fuhle mich|bin) (?:\w+ )?(?:hoffnungslos|verzweifelt|wertlos|nutzlos"
-               r"|ausweglos)\b|\balles ist hoffnungslos\b", ""),
+               r"|ausweglos)\b(?! (?:verliebt|romantisch|uberfordert|verloren|optimistisch|naiv"
+               r"|verknallt|altmodisch))|\balles ist hoffnungslos\b", ""),
         (0.35, r"\bich hasse mich\b|\bhasse mein leben\b", ""),
         (0.45, r"\bich hasse mich (?:\w+ )?(?:sehr|so sehr|selbst|abgrundtief)?(?=\s*$| \|)"
                r"|\bhasse mich (?:\w+ )?(?:so )?sehr\b(?! (?:dafur|fur|wenn|weil))"
@@ -234,7 +242,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|schaukel|abschlepp\w*|hund\w*|wasche|hangematte|zelt|garten|sport|turnhalle)\b)"
                r"(?<!zum klettern gekauft)", "s"),
         (0.85, r"\b(?:von|vom) (?:der |dem |einer |einem )?" + _HIGH + r" (?:\w+ ){0,2}(?:zu )?"
-               r"(?:springen|springe|spring|sturzen|runterspringen)\b", "s"),
+               r"(?:springen|springe|spring|sturzen|runterspringen)\b", "t"),
         (0.85, r"\bspring(?:e)? (?:ich )?(?:\w+ ){0,2}(?:von|vom) (?:der |dem |einer |einem )?"
                + _HIGH + r"\b", "s"),
         (0.85, r"\btodliche[nr]? (?:dosis|dosen|menge)\b", "t"),
@@ -249,7 +257,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\bzu tief geschnitten\b|\b(?:blutung|blut|bluten) (?:\w+ ){0,3}(?:hort nicht auf"
                r"|stoppt nicht|nicht (?:mehr )?(?:auf|stoppen))\b|\buberall (?:ist )?blut\b"
                r"|\b(?:pulsadern|arme|arm|handgelenke|handgelenk) (?:\w+ ){0,2}aufgeschnitten\b"
-               r"|\btief (?:geschnitten|geritzt)\b(?=.*\bblut)", "e"),
+               r"|\btief (?:geschnitten|geritzt)\b(?=.*\bblut)"
+               r"|\bhort (?:\w+ )?nicht (?:mehr )?auf zu bluten\b|\bblutet (?:\w+ ){0,2}(?:stark"
+               r"|immer noch|ohne ende|wie verruckt|so stark|total)\b(?=.*\b(?:geschnitten|geritzt"
+               r"|aufgeschnitten|pulsadern|arm|arme|handgelenk\w*)\b)", "e"),
         (0.95, r"\b(?:habe|hab) mich (?:\w+ ){0,3}(?:verbrannt|geschnitten|geritzt) (?:\w+ )"
                r"{0,3}(?:genaht|notaufnahme|krankenhaus)\b", "e"),
         (0.85, r"\bmich " + _GAP + r"(?:ritzen|ritze|schneiden|verletzen|verbrennen"
@@ -277,7 +288,7 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
         (0.40, r"\b(?:geplant|plan|weiss genau wie|weiss (?:\w+ )?wofur|vorbereitet|termin|datum"
                r"|ausgesucht)\b"),
         (0.30, r"\b(?:nachste woche|nachsten \w+|am (?:montag|dienstag|mittwoch|donnerstag|freitag"
-               r"|samstag|sonntag)|heute)\b"),
+               r"|samstag|sonntag))\b"),
         (0.35, r"\b(?:tabletten|seil|strick|waffe|pistole|brucke|zug)\b"),
         (0.30, r"\b(?:diesmal|meine es ernst)\b"),
         (0.45, r"\bbrauche (?:sie|das|ihn|es|die) (?:\w+ )?nicht mehr\b"),

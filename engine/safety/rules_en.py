@@ -276,7 +276,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|heart)\b)", "fe"),
         (0.95, r"\b(?:took|taken|swallowed|downed|necked|popped) (?:\w+ ){0,2}(?:the|my) (?:\w+ )?"
                + _PILLS + r"\b(?=.*\b(?:goodbye|bye|sorry|die|dying|end|purpose|at once"
-               r"|whatever happens|not telling)\b)", "fe"),
+               r"|whatever happens|not telling|too late|no going back|cannot undo)\b)", "fe"),
         (0.95, r"\bmixed (?:\w+ ){0,3}with (?:\w+ ){0,3}(?:whole |entire |all )?" + _PILLS
                + r"\b", "fe"),
         (0.95, r"\b(?:i |just |i just |i have |already )?(?:overdosed|took an overdose|have taken"
@@ -295,7 +295,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" (?:\w+ ){0,2}(?:on|at) (?:the |a |this )?(?:ledge|edge|railing|wrong side of the"
                r" railing|other side of the railing) (?:of |on )?(?:the |a |this |my )?(?:\w+ )?"
                r"(?:bridge|roof|rooftop|building|parking garage|garage|balcony|cliff|tower|overpass"
-               r"|top floor|window)\b(?!.*\b(?:photos?|pictures?|view|sunset|selfie|fixing|repair\w*)\b)"
+               r"|top floor)\b(?!.*\b(?:photos?|pictures?|view|sunset|selfie|fixing|repair\w*|reading"
+               r"|book|coffee|smoking|smoke)\b)"
                r"|\b(?:i am|am|standing|sitting|lying|i am standing|i am sitting|i am lying) (?:\w+ )"
                r"{0,2}(?:on|between) (?:the )?(?:train |railway |rail )?tracks\b(?!.*\b(?:model|toy"
                r"|photos?|pictures?)\b)|\b(?:i am|am) on the ledge\b", "fe"),
@@ -304,9 +305,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\bengine running\b(?=.*\bgarage\b)|\bgarage\b(?=.*\bengine running\b)", "e"),
         (0.95, r"\b(?:gun|knife|blade|razor|pistol|rifle) in my hand\b(?=.*\b(?:now|right now)\b)"
                r"|\b(?:gun|knife|blade|razor|pistol) (?:to|against) my (?:head|wrist|wrists|throat"
-               r"|neck|chest)\b", "e"),
+               r"|neck|chest)\b|\b(?:gun|pistol|barrel|muzzle) (?:is )?in my mouth\b", "e"),
         (0.95, r"\b(?:jumped|fell|threw myself) (?:from|off) (?:the |a |my |this )?(?:balcony|bridge"
-               r"|roof|building|window|overpass)\b", "fe"),
+               r"|roof|building|window|overpass)\b(?!.*\b(?:into the (?:lake|river|water|sea|pool"
+               r"|ocean)|for fun|swim\w*|tradition|bungee)\b)", "fe"),
         (0.95, r"\b(?:slit|cut|slashed) (?:my|both) wrists\b(?=.*\b(?:bath|blood|bleeding|red|now"
                r"|right now)\b)", "fe"),
         (0.95, r"\b(?:tried|trying|attempted) to (?:hang|kill|shoot|drown|poison) (?:himself|herself"
@@ -316,13 +318,23 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|boyfriend|wife|husband|roommate|flatmate|cousin) (?:\w+ )"
                r"{0,3}(?:took|taken|swallowed|overdosed)\b(?: \w+){0,5}(?=.*\b(?:not answering"
                r"|not responding|unconscious|not breathing|will not wake|cannot wake|passed out"
-               r"|what do i do|help)\b)", "e"),
+               r"|what do i do|help|not waking up|is not waking|unresponsive)\b)", "e"),
         # means, method and preparation named outright
         (0.85, r"\b(?:i am|i will|i|am) ending (?:it|things|everything|my life)\b(?! (?:with|between))",
          "s"),
         (0.90, r"\b(?:drink|starve|bleed|drinking|starving) myself to death\b", ""),
         (0.85, r"\b(?:my )?last (?:night|day|week) (?:alive|on earth|on this earth|ever)\b|\bthis is"
-               r" my last (?:night|day|message|goodbye|post)\b", "s"),
+               r" my last (?:night|day|message|goodbye|post)\b(?! (?:at|in|of|before|for|on|with|as"
+               r"|from|here|today|tonight|until|till)\b)(?!.*\b(?:work|job|school|office|shift|class"
+               r"|holiday|vacation|trip|camp|internship|semester|term|good night|goodnight|sleep|bed"
+               r"|see you|lol)\b)", "s"),
+        (0.80, r"\b(?:nobody|no one|you|they|everyone) (?:will |would )?(?:have to|need to|has to)"
+               r" (?:deal with|worry about|put up with|take care of) me (?:anymore|after \w+|much"
+               r" longer|for much longer|soon)\b(?!.*\b(?:shift|work|class|haha|lol|trip|holiday)\b)",
+         "n"),
+        (0.95, r"\b(?:going to|gonna|about to|will|i will|i am going to) (?:jump|step|throw myself)"
+               r" (?:\w+ ){0,3}(?:when|before|as) the (?:next )?train (?:comes|arrives|gets here"
+               r"|pulls in)\b", "e"),
         (0.80, r"\b(?:will not|wont|never) hear from me (?:again|anymore)\b", "n"),
         (0.90, r"\b(?:decided to|planning to|plan to|trying to|tried to) die\b", "s"),
         (0.70, r"\b(?:rope|noose) (?:\w+ ){0,3}(?:in my|under my|ready|hidden|hanging)\b", "s"),
@@ -338,17 +350,21 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|laid out|ready|set out|sorted out)\b", "s"),
         (0.80, r"\b(?:picked|chosen|chose|found) (?:the|a|my) (?:bridge|building|method|rope|tree"
                r"|cliff)\b", "s"),
-        (0.50, r"\b(?:picked|chosen|chose) (?:the|a|my) (?:spot|place|date|day)\b", "s"),
-        (0.85, r"\b(?:a|my|the) plan and (?:a|the|my) (?:date|day|time)\b", "s"),
+        (0.50, r"\b(?:picked|chosen|chose) (?:the|a|my) (?:spot|place|date|day)\b(?! (?:for|of|to"
+               r"|with|and)\b)", "s"),
+        (0.85, r"\b(?:a|my|the) plan and (?:a|the|my) (?:date|day|time)\b(?! (?:for|of|to|with)\b)",
+         "s"),
         (0.65, r"\bi (?:have |had )?(?:picked|chosen|chose|set) (?:the|a|my) (?:date|day)\b(?! (?:for"
                r"|of|to|with|and)\b)", "s"),
-        (0.80, r"\bi (?:will |am going to |am gonna |gonna |shall )?(?:end it|end it all|end my"
-               r" life|end everything)\b(?! (?:with|between|for|early|there)\b)", "f"),
+        (0.80, r"\bi (?:will |am going to |am gonna |gonna |shall )?(?:end it all|end my life"
+               r"|end everything)\b(?! (?:with|between|for|early|there|here|at|on)\b)|\bi (?:will |am"
+               r" going to |am gonna |gonna |shall )?end it(?: tonight| today| for good| once and for"
+               r" all| this time)?(?=\s*$| \|)", "f"),
         (0.60, r"\b(?:bother|point in|point of) (?:staying|being|keeping myself) alive\b|\bwhy am i"
                r" (?:even |still )?alive\b|\bwhy (?:should|do) i (?:even )?(?:keep )?(?:living|going"
                r" on|stay alive)\b", "n"),
         (0.85, r"\b(?:planning to|plan to|decided to|going to|am going to|will) end (?:it|everything"
-               r"|it all|this)\b(?! (?:with|between|for|early|there|now lol))", "s"),
+               r"|it all|this)\b(?! (?:with|between|for|early|there|here|now lol))", "s"),
         (0.85, r"\b(?:lethal|fatal|deadly) (?:dose|doses|amount|amounts)\b", "t"),
         (0.85, r"\b(?:gun|pistol|rifle|shotgun)\b.*\bend (?:this|it|everything|my life)\b", ""),
         (0.85, r"\b(?:saving|saved|hoarding|hoarded|stockpiling|stockpiled|collecting|collected"
@@ -457,8 +473,11 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.80, r"\b(?:do not|not|no longer) want to be (?:alive|here anymore|around anymore"
                r"|a burden)\b", "n"),
         (0.80, r"\b(?:will not|not going to|wont) be (?:here|around) (?:much longer|for long"
-               r"|tomorrow|anymore|next week|by tomorrow)\b", "n"),
-        (0.75, r"\b(?:will|i will) be gone (?:soon|tomorrow|tonight|by)\b", "s"),
+               r"|tomorrow|anymore|next week|by tomorrow)\b(?!.*\b(?:travel\w*|trip|holiday|vacation"
+               r"|flight|flying|away|visiting|work|shift|school|class|meeting|dentist|doctor|sick|busy"
+               r"|offline|moving|move)\b)", "n"),
+        (0.75, r"\b(?:will|i will) be gone (?:soon|tomorrow|tonight|by)\b(?!.*\b(?:travel\w*|trip"
+               r"|holiday|vacation|flight|flying|visiting|work|shift|camp|moving|weekend)\b)", "s"),
         (0.75, r"\bwhen i am gone\b", ""),
         (0.80, r"\b(?:after|once) i am gone\b", ""),
         (0.50, r"\b(?:i am|i feel like|feel like i am|i feel|am) (?:a |such a "
@@ -524,7 +543,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|onto|on) (?:a|the) (?:train|bus|truck|lorry|subway|tracks|train tracks|railway"
                r" tracks)\b(?! (?:to|and) (?:work|school|home|town)\b)", "s"),
         (0.85, r"\b(?:jump|jumping|jumped) (?:off|from) (?:a|the|this|that|my) (?:bridge|building"
-               r"|roof|rooftop|cliff|balcony|tower|overpass|parking garage|window)\b", "t"),
+               r"|roof|rooftop|cliff|balcony|tower|overpass|parking garage|window)\b(?!.*\b(?:into the"
+               r" (?:lake|river|water|sea|pool|ocean)|for fun|swim\w*|tradition|bungee|parachute)\b)",
+         "t"),
         (0.85, r"\b(?:step|stepping|jump|jumping|walk|walking|throw myself) in front of (?:a|the)"
                r" (?:train|bus|car|truck|lorry|subway)\b", "s"),
         (0.80, r"\b(?:drive|driving|crash|crashing|swerve|swerving) (?:my car )?(?:into|off) (?:a"
@@ -728,7 +749,8 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
                r"|next week)\b"),
         (0.40, r"\b(?:i have|i got|got|bought|saved|collected|stockpiled|been saving|saving up)"
                r" (?:\w+ ){0,2}(?:pills|rope|gun|razor|razors|blades?|tablets|meds)\b"),
-        (0.45, r"\b(?:will not|wont|do not) need (?:them|it|these|those|any of (?:it|this|them))"
+        (0.45, r"\b(?:will not|wont|do not) (?:be needing|need) (?:them|it|these|those|anything|any of"
+               r" (?:it|this|them)|her|him)"
                r"|\bknow (?:exactly )?what it is for\b|\bwhere i am going\b"),
         (0.40, r"\b(?:pills|rope|gun|razor|blade|knife|tablets|meds) (?:\w+ )?(?:right here|here with"
                r" me|next to me|in front of me|in my hand|on my desk|in my pocket)\b"),

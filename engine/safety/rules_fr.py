@@ -132,17 +132,23 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\bme " + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
                r"|du|dans|par)|noyer|empoisonner|flinguer|buter|tirer une balle)\b", "f"),
         (0.95, r"\bje me (?:tue|suicide|pends|jette|flingue|bute|suiciderai|tuerai)\b(?! (?:a le"
-               r" eau|dans la piscine|dans la mer|a la tache|au travail|a le ouvrage|sur))", ""),
+               r" eau|dans la piscine|dans la mer|a la tache|au travail|a le ouvrage|sur|dans la"
+               r" bataille|dans le travail|dans le boulot|dans mes|dans les bras|dans la gueule|a"
+               r" corps|a le assaut|a la poursuite))", ""),
         (0.95, r"\b(?:je me tire|me tirer|je vais me tirer) une balle\b|\bune balle dans la tete\b", ""),
         (0.85, r"\b(?:je )?(?:saute|sauterai|sauterais|vais sauter|me jette|me jetterai|vais me jeter"
-               r"|me jeter|jette moi) (?:\w+ )?(?:de le |du |de la |de un |de une |par la |depuis le"
+               r"|me jeter|jette moi) (?:\w+ )?(?:de le |du |de la |de un |de une |de mon |de ma |par la"
+               r" |depuis mon |depuis ma |depuis le"
                r" |depuis la |depuis )" + _HIGH + r"\b|\b(?:je )?(?:me jette|me jetterai|vais me"
                r" jeter|me jeter) par la fenetre\b", "t"),
-        (0.85, r"\b(?:un|mon) plan et (?:une|la|ma) date\b", "s"),
+        (0.85, r"\b(?:un|mon) plan et (?:une|la|ma) date\b(?! (?:pour|de|du|des)\b)", "s"),
         (0.85, r"\b(?:veux|voudrais) plus vivre\b|\b(?:je )?(?:ne )?en peux plus de vivre\b"
                r"|\b(?:marre|ras le bol) de (?:vivre|la vie)\b", "n"),
-        (0.60, r"\bfatiguee? de (?:vivre|la vie)\b|\b(?:ma|la) vie (?:ne )?(?:a|na) (?:aucun|plus de"
-               r"|pas de) sens\b|\bje ne supporte plus rien\b", "n"),
+        (0.50, r"\b(?:veux|voudrais) plus etre (?:la|en vie|ici)\b(?!.*\b(?:soiree|fete|reunion|cours"
+               r"|boulot|travail|classe|ecole|ville|appart\w*|equipe|groupe)\b)", "n"),
+        (0.60, r"\bfatiguee? de (?:vivre|la vie)\b(?! (?:parisienne|citadine|urbaine|nocturne"
+               r"|etudiante|de bureau|en ville|active|moderne|quotidienne|a)\b)|\b(?:ma|la) vie (?:ne )?"
+               r"(?:a|na) (?:aucun|plus de|pas de) sens\b(?! sans)|\bje ne supporte plus rien\b", "n"),
         (0.85, r"\b(?:je aimerais|je voudrais|je prefererais|je veux|je souhaiterais) (?:\w+ )?etre"
                r" morte?\b|\b(?:si seulement|je aimerais) (?:je )?(?:etais|etre) morte?\b", "n"),
         (0.85, r"\b(?:un|mon) plan et (?:une|la|ma) date\b|\b(?:je ai )?(?:fixe|choisi|choisie"
@@ -167,14 +173,17 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.65, r"\b(?:confie|donne|laisse) (?:\w+ ){0,2}(?:mon chien|mon chat|mes affaires)\b", "s"),
         (0.85, r"\bmieux sans moi\b|\bmieux si je (?:etais|suis) (?:mort|morte|plus la)\b", "n"),
         (0.75, r"\b(?:je )?en (?:finis|finir|finirai)\b(?! avec (?!la vie|ma vie|tout)\w+)", "s"),
-        (0.90, r"\b(?:je veux|envie de|je vais|je voudrais|je aimerais) en finir\b(?! avec (?!la vie"
+        (0.90, r"\b(?:je veux|envie de|je vais|je voudrais|je aimerais|pret a|prete a|decide a"
+               r"|decidee a) en finir\b(?! avec (?!la vie"
                r"|ma vie|tout)\w+)", "s"),
         (0.85, r"\b(?:pense|pensais|penser|songe) (?:\w+ )?(?:au|a le) suicide\b", "s"),
         (0.55, r"\b(?:je veux|je voudrais|je aimerais|envie de) disparaitre\b", "s"),
         (0.85, r"\b(?:plus|aucune|pas) (?:de )?raisons? de vivre\b", "n"),
         (0.85, r"\bla vie ne vaut (?:pas|plus) la peine\b|\bma vie ne vaut (?:rien|pas la peine"
                r"|plus la peine)\b", "n"),
-        (0.85, r"\b(?:ma|mon) dernier?e? (?:nuit|journee|soiree|jour|message)\b", "s"),
+        (0.85, r"\b(?:ma|mon) dernier?e? (?:nuit|journee|soiree|jour|message)\b(?! (?:au|a|de|du|des"
+               r"|en|avant|pour|ici|ce soir|aujourde hui|chez|dans)\b)(?!.*\b(?:travail|boulot|ecole"
+               r"|bureau|stage|vacances|bonne nuit|dormir|lit|a demain|mdr|lol)\b)", "s"),
         (0.80, r"\b(?:ne )?(?:entendrez|entendras) plus parler de moi\b", "n"),
         (0.50, r"\b(?:un|le|une) fardeau\b", ""),
         (0.60, r"\ba quoi bon (?:continuer|vivre|me lever|tout ca|rester)\b", "n"),
@@ -208,7 +217,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|grimpe|bateau|voile|balancoire|remorqu\w*|chien|linge|hamac|tente|jardin|chasse"
                r"|sport)\b)", "s"),
         (0.85, r"\bsauter (?:de le |du |de la |de un |de une |par la )?" + _HIGH + r"\b", "s"),
-        (0.85, r"\b(?:sous|devant) (?:un|le) (?:train|metro|camion|bus|tram)\b", "s"),
+        (0.85, r"\b(?:sous|devant) (?:un|le) (?:train|metro|camion|bus|tram)\b", "t"),
         (0.90, r"\b(?:fusil|arme|pistolet|couteau)\b.*\bcontre moi\b", ""),
         (0.85, r"\bfoncer (?:\w+ ){0,2}(?:dans|contre) (?:un|le) (?:arbre|mur|pilier)\b", "s"),
     ],
