@@ -935,29 +935,57 @@ def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
         learned.encoder.cache_clear()
 
 
-# --- the shipped screen on the exemplar test split (docs/safety.md) ----------------------------
+# --- the shipped screen on the blind held-out set and on dev (docs/safety.md) -----------------
+
+blind_present = pytest.mark.skipif(not exemplars.blind_path().exists(),
+                                   reason="assets/safety/blind_test.jsonl is not there")
+
 
 @pytest.fixture(scope="module")
-def test_split_scores():
-    return exemplars.score(exemplars.split("dev"), assess)
+def blind_scores():
+    return exemplars.score(exemplars.split("blind"), assess)
 
 
-def test_shipped_screen_on_the_test_split(test_split_scores):
-    s = test_split_scores
+@blind_present
+def test_blind_set_is_separate_from_the_exemplars():
+    blind = exemplars.split("blind")
+    assert len(blind) >= 200
+    assert {e.split for e in exemplars.load(exemplars.blind_path())} == {"blind"}
+    # written separately; one German urgent message happens to equal a train exemplar
+    same = {e.text for e in blind} & {e.text for e in exemplars.load()}
+    assert len(same) <= 0.01 * len(blind), len(same)
+
+
+@blind_present
+def test_shipped_screen_on_the_blind_set(blind_scores):
+    s = blind_scores
     hits, total = s.rate(("idiom", "everyday"), "concern")
     assert hits / total <= 0.05, f"{hits}/{total} idioms and everyday messages flagged"
     hits, total = s.rate(("emergency", "urgent"), "urgent")
-    # a floor under today's 47/56 (84%), not issue 21's 97% (see the xfail below)
-    assert hits / total >= 0.80, f"{hits}/{total} emergency and urgent messages flagged urgent"
+    # a floor a little under the one blind measurement, 70/96 (73%), not issue 21's 97%
+    # (see the xfail below)
+    assert hits / total >= 0.70, f"{hits}/{total} emergency and urgent messages flagged urgent"
     hits, total = s.rate(("emergency",), "emergency")
-    assert hits / total >= 0.80, f"{hits}/{total} emergencies flagged as emergencies"
-    for lang in exemplars.LANGS:
+    assert hits / total >= 0.60, f"{hits}/{total} emergencies flagged as emergencies"
+    # measured: en 24/40, de 22/28, fr 24/28
+    for lang, floor in (("en", 0.55), ("de", 0.75), ("fr", 0.80)):
         hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
-        assert hits / total >= 0.70, (lang, hits, total)
+        assert hits / total >= floor, (lang, hits, total)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met: 47/56 (84%) of "
-                                       "emergency and urgent test messages (docs/safety.md)")
-def test_issue_21_recall_target_on_the_test_split(test_split_scores):
-    hits, total = test_split_scores.rate(("emergency", "urgent"), "urgent")
+@blind_present
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the blind set: "
+                                       "70/96 (73%) of emergency and urgent messages "
+                                       "(docs/safety.md)")
+def test_issue_21_recall_target_on_the_blind_set(blind_scores):
+    hits, total = blind_scores.rate(("emergency", "urgent"), "urgent")
     assert hits / total >= 0.97
+
+
+def test_shipped_screen_on_the_dev_split():
+    # in-sample since the rules were fixed on dev's misses: a regression guard, not a measure
+    s = exemplars.score(exemplars.split("dev"), assess)
+    hits, total = s.rate(("emergency", "urgent"), "urgent")
+    assert hits / total >= 0.97, f"{hits}/{total} emergency and urgent dev messages"
+    hits, total = s.rate(("idiom", "everyday"), "concern")
+    assert hits / total <= 0.05, f"{hits}/{total} idioms and everyday dev messages flagged"
