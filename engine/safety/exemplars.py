@@ -3,9 +3,10 @@
 Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
 fiction, everyday: no risk), ``level`` (what the screen should say) and ``split``: ``train`` or
 ``dev`` (fixed once from a hash of the language and text; ``dev`` was the old ``test`` split,
-relabelled once it had been looked at and tuned on). The held-out set is a separate file, ``assets/safety/blind_test.jsonl`` (split
-``blind``), written by someone who did not read the rules; the targets in docs/safety.md and
-tests/test_safety.py are measured on it. ``split("blind")`` reads that file.
+relabelled once it had been looked at and tuned on). The held-out set is a separate file,
+``assets/safety/blind_test.jsonl`` (split ``blind``), written by someone who did not read the
+rules; the targets in docs/safety.md and tests/test_safety.py are measured on it.
+``split("blind")`` reads that file.
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ are re-implemented here with numpy (float32; GELU through an erf approximation a
 package the layer is off and ``combine`` returns the rules' verdict unchanged.
 
 The classifier (``assets/safety/classifier.json``, written by scripts/fit_safety_classifier.py
-from the train split only) has two heads over the normalised 384-d embedding: ``risk`` (concern
-or higher) and ``high`` (urgent or higher), each with a threshold chosen on out-of-fold
-predictions over the train split. The layer can only *raise* the rules' level, never lower it:
-*none* to *concern* (``risk``), *concern* to *urgent* (``high``); never to *emergency* (that
-needs a rule about behaviour in progress).
+from the train and dev exemplars, never the blind set) has two heads over the normalised 384-d
+embedding: ``risk`` (concern or higher) and ``high`` (urgent or higher), each with a threshold
+chosen on out-of-fold predictions over the fitted exemplars. The layer can only *raise* the
+rules' level, never lower it: *none* to *concern* (``risk``), *concern* to *urgent* (``high``);
+never to *emergency* (that needs a rule about behaviour in progress).
 """
 
 from __future__ import annotations
