@@ -48,8 +48,11 @@ def library_files() -> list[Path]:
                   if p.is_file() and (".so" in p.name or p.suffix in (".dll", ".dylib")))
 
 
+PROBE_VERSION = 2  # part of the cache key: a changed probe asks again (v1 missed AMX)
+
+
 def library_hash() -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"probe-v{PROBE_VERSION}".encode())
     for p in library_files():
         h.update(p.name.encode())
         with open(p, "rb") as f:
