@@ -59,7 +59,14 @@ def test_director_round_on_bundled_model(store, real_backend_for):
     assert "__director__" not in runtime._slots and runtime._active != "__director__"
 
 
-def test_director_lane_decides_exactly_as_the_shared_context_did(store, real_backend_for):
+def fresh_store(tmp_path, name):
+    """A data folder of its own: with one store, the second run would recall the first run's
+    messages (memory reads the group's past conversations) and read other prompts."""
+    from engine.storage import Store
+    return Store(tmp_path / f"{name}.db")
+
+
+def test_director_lane_decides_exactly_as_the_shared_context_did(tmp_path, real_backend_for):
     """Moving the Director to its own context changes speed, not decisions."""
     class SharedOnly:  # the runtime without lanes: the Director swaps its slot in the shared context
         def __init__(self, rt):
@@ -74,16 +81,16 @@ def test_director_lane_decides_exactly_as_the_shared_context_did(store, real_bac
     shared = SharedOnly(real_backend_for())
     texts = ["My sister stopped talking to me and I don't know why.", "We used to be close."]
     runs = []
-    for backend_for in (real_backend_for, lambda m=None: shared):
+    for i, backend_for in enumerate((real_backend_for, lambda m=None: shared)):
         shared.rt.clear_slots()  # both runs evaluate the same tokens in the same chunks
-        chat = GroupChat(load_set("support"), settings=ChatSettings(max_tokens=24, seed=5), store=store,
-                         backend_for=backend_for)
+        chat = GroupChat(load_set("support"), settings=ChatSettings(max_tokens=24, seed=5),
+                         store=fresh_store(tmp_path, f"run{i}"), backend_for=backend_for)
         runs.append([(e.data["speaker"], e.data["directive"])
                      for t in texts for e in events_of(run_round(chat, t), "director")])
     assert runs[0] == runs[1] and len(runs[0]) >= 4
 
 
-def test_director_reads_ahead_while_the_user_types_and_decides_the_same(store, real_backend_for):
+def test_director_reads_ahead_while_the_user_types_and_decides_the_same(tmp_path, real_backend_for):
     """Between rounds the app warms every agent while the user types. The Director then reads
     the opening of the user's next message (its reply counts and "User:"), so the next round's
     first decision reads only the user's words and its own header, not the counts, and decides
@@ -93,8 +100,8 @@ def test_director_reads_ahead_while_the_user_types_and_decides_the_same(store, r
     runs = []
     for warm in (False, True):
         real_backend_for().clear_slots()
-        chat = GroupChat(load_set("support"), settings=ChatSettings(max_tokens=24, seed=5), store=store,
-                         backend_for=real_backend_for)
+        chat = GroupChat(load_set("support"), settings=ChatSettings(max_tokens=24, seed=5),
+                         store=fresh_store(tmp_path, f"warm{warm}"), backend_for=real_backend_for)
         run_round(chat, texts[0])
         lane = chat.policy().backend
         lane.clear_slots()  # the first round's decisions are not in its cache: only the read-ahead is
