@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
                                QPushButton, QTableView, QVBoxLayout, QWidget)
@@ -20,6 +20,7 @@ from engine.hub import DownloadStatus, download_gguf
 from engine.models import BUNDLED_NAME, bundled_model_path
 
 from . import theme
+from .item_models import ListTableModel
 from .workers import CallWorker, Runner, Worker
 
 ROW = Qt.ItemDataRole.UserRole + 1
@@ -50,33 +51,13 @@ class Offer:
         return text + (" · recommended" if self.recommended else "")
 
 
-class CatalogTableModel(QAbstractTableModel):
+class CatalogTableModel(ListTableModel):
     COLUMNS = ("Model", "Download", "Memory needed", "On this computer", "Licence")
-
-    def __init__(self, parent: Any = None):
-        super().__init__(parent)
-        self.offers: list[Offer] = []
-
-    def set_offers(self, offers: list[Offer]) -> None:
-        self.beginResetModel()
-        self.offers = list(offers)
-        self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.offers)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.COLUMNS[section]
-        return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        o, col = self.offers[index.row()], index.column()
+        o, col = self.items[index.row()], index.column()
         if role == ROW:
             return o
         if role == Qt.ItemDataRole.DisplayRole:
@@ -103,7 +84,7 @@ class CatalogTableModel(QAbstractTableModel):
         return None
 
     def row_of(self, offer_id: str) -> int:
-        return next((i for i, o in enumerate(self.offers) if o.id == offer_id), -1)
+        return next((i for i, o in enumerate(self.items) if o.id == offer_id), -1)
 
 
 def build_offers(entries: list[CatalogEntry], installed: dict[str, str], *, companions: int, n_ctx: int,
@@ -225,7 +206,7 @@ class GetModelsPage(QWidget):
         n = self.companions()
         offers = build_offers(self.entries, self.installed, companions=n, n_ctx=s.context_size,
                               history_tokens=s.history_tokens, memory=memory)
-        self.model.set_offers(offers)
+        self.model.set_items(offers)
         total, available = memory
         self.header.setText(f"For this computer: {gb(total)} of memory, {gb(available)} free now · sized for "
                             f"{n} companion{'s' if n != 1 else ''} and the Director with "
@@ -244,11 +225,11 @@ class GetModelsPage(QWidget):
 
     def selected(self) -> str | None:
         idx = self.table.currentIndex()
-        return self.model.offers[idx.row()].id if idx.isValid() else None
+        return self.model.items[idx.row()].id if idx.isValid() else None
 
     def offer(self, offer_id: str | None) -> Offer | None:
         i = self.model.row_of(offer_id or "")
-        return self.model.offers[i] if i >= 0 else None
+        return self.model.items[i] if i >= 0 else None
 
     def _selected_changed(self) -> None:
         o = self.offer(self.selected())

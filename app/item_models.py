@@ -233,10 +233,10 @@ class MemoryListModel(RowListModel):
         return -1 if fid is None else self.find(lambda r: r.get("id") == fid)
 
 
-class ModelTableModel(QAbstractTableModel):
-    """Registered models (``engine.models.ModelInfo``)."""
+class ListTableModel(QAbstractTableModel):
+    """A table over a plain list of items, one per row, with fixed column titles."""
 
-    COLUMNS = ("Name", "Size", "Quantization", "Context", "SHA-256")
+    COLUMNS: tuple[str, ...] = ()
 
     def __init__(self, parent: Any = None):
         super().__init__(parent)
@@ -257,6 +257,12 @@ class ModelTableModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.COLUMNS[section]
         return None
+
+
+class ModelTableModel(ListTableModel):
+    """Registered models (``engine.models.ModelInfo``)."""
+
+    COLUMNS = ("Name", "Size", "Quantization", "Context", "SHA-256")
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

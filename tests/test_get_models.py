@@ -43,7 +43,7 @@ def test_the_page_labels_every_entry_for_this_computer_and_recommends_one(window
     monkeypatch.setattr("app.get_models.memory_info", lambda: (8 * GB, 4 * GB))
     dlg, page = open_page(window, qtbot)
     page.reload()
-    offers = page.model.offers
+    offers = page.model.items
     assert offers[0].id == BUNDLED_ID and "try now, low quality" in offers[0].label
     entries = load_catalog()
     assert [o.id for o in offers[1:]] == [e.id for e in entries]
@@ -67,9 +67,9 @@ def test_the_page_labels_every_entry_for_this_computer_and_recommends_one(window
 
     monkeypatch.setattr("app.get_models.memory_info", lambda: (2 * GB, GB))
     page.reload()  # a small computer: 3B models will not fit and cannot be downloaded
-    big = next(o for o in page.model.offers if o.id == "llama-3.2-3b-instruct")
+    big = next(o for o in page.model.items if o.id == "llama-3.2-3b-instruct")
     assert big.fit.label == NO_FIT
-    page.table.selectRow(page.model.offers.index(big))
+    page.table.selectRow(page.model.items.index(big))
     assert not page.download_button.isEnabled()
 
 
