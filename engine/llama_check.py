@@ -8,6 +8,7 @@ is cached by the library files' hash, outside the user data folder (it describes
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -51,6 +52,7 @@ def library_files() -> list[Path]:
 PROBE_VERSION = 2  # part of the cache key: a changed probe asks again (v1 missed AMX)
 
 
+@functools.lru_cache(maxsize=1)  # the installed library does not change while Mascot runs
 def library_hash() -> str:
     h = hashlib.sha256(f"probe-v{PROBE_VERSION}".encode())
     for p in library_files():
