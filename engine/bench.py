@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .chat import DEFAULT_HISTORY_TOKENS
+from engine.chat import DEFAULT_HISTORY_TOKENS
 
 TARGETS = {"decode_ratio": (">=", 0.95), "prefill_ratio": ("<=", 1.2), "ttft_growth": ("<=", 1.5),
            "memory_ratio_4_agents": ("<=", 1.3), "director_share": ("<=", 0.20)}
@@ -67,7 +67,7 @@ USER_LINES = [
 
 def _mem() -> dict[str, float]:
     """RSS and PSS in MB (engine.adapters reads /proc/self/smaps_rollup); peak RSS elsewhere."""
-    from .adapters import _mem_kb
+    from engine.adapters import _mem_kb
     kb = _mem_kb()
     if kb["rss"]:
         return {"rss_mb": kb["rss"] / 1024, "pss_mb": kb["pss"] / 1024}
@@ -105,7 +105,7 @@ def _raw_llama(model_path: str, n_ctx: int, threads: int) -> Any:
 def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
     """Plain llama.cpp decode after ``ctx`` with the companions' sampler settings, tokens/s from
     the first sampled token (generate() evaluates only what ``ctx`` adds to the cache)."""
-    from .personas import DEFAULT_SAMPLING as s
+    from engine.personas import DEFAULT_SAMPLING as s
     llm.set_seed(seed)
     n, t = 0, None
     for tok in llm.generate(ctx, temp=s["temperature"], top_k=s["top_k"], top_p=s["top_p"],
@@ -138,8 +138,8 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
     """A long 3-companion conversation with the Director; per-turn prefill and TTFT. With
     ``memory``, companions also read lorebook entries and remembered facts (``BENCH_LOREBOOK``,
     ``BENCH_FACTS``) in notes before their turns; without it, memory is off."""
-    from .chat import ChatSettings, GroupChat, default_backend_factory
-    from .personas import load_set
+    from engine.chat import ChatSettings, GroupChat, default_backend_factory
+    from engine.personas import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     factory = default_backend_factory(None, n_ctx=n_ctx)
     group = load_set("support")
@@ -217,7 +217,7 @@ class RawDecodeProbe:
     context adds."""
 
     def __init__(self, model_path: str | None, n_ctx: int, threads: int, gen_tokens: int = 32):
-        from .models import bundled_model_path
+        from engine.models import bundled_model_path
         self.llm = _raw_llama(str(model_path or bundled_model_path()), n_ctx, threads)
         self.long = self.llm.tokenize((" ".join(USER_LINES) * 24).encode())
         self.gen_tokens = gen_tokens
@@ -233,8 +233,8 @@ class RawDecodeProbe:
 
 def _probe(n_companions: int, threads: int, n_ctx: int) -> None:
     """Child process: chat with N companions on one model file, then report memory."""
-    from .chat import ChatSettings, GroupChat, default_backend_factory
-    from .personas import PersonaSet, load_set
+    from engine.chat import ChatSettings, GroupChat, default_backend_factory
+    from engine.personas import PersonaSet, load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     base = load_set("support")
     pset = PersonaSet(base.name, base.title, base.description, base.members[:n_companions])
@@ -261,8 +261,8 @@ def _cold_start(threads: int, n_ctx: int) -> float:
 def batch_speed(model: str, threads: int) -> dict[str, Any]:
     """Batched vs one-after-the-other generation of 4 independent replies (engine.batch):
     4 different prompts, and 4 samples of one prompt (the training case)."""
-    from .batch import batch_throughput
-    from .runtime import LlamaRuntime
+    from engine.batch import batch_throughput
+    from engine.runtime import LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
     try:
         return {"different_prompts": batch_throughput(rt, n_seq=4, max_tokens=48),
@@ -278,9 +278,9 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
     live slot, load another) with slots of that size, the copy the lane avoids twice per decision.
     The lane gets the size ``GroupChat`` gives the Director's lane (half the context)."""
     import dataclasses
-    from .adapters import _mem_kb
-    from .chat import director_lane_ctx
-    from .runtime import GenRequest, LlamaRuntime
+    from engine.adapters import _mem_kb
+    from engine.chat import director_lane_ctx
+    from engine.runtime import GenRequest, LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=n_ctx, n_threads=threads)
     try:
         line = "User: I keep thinking about what my friend said at dinner, and I can't let it go. "
@@ -308,11 +308,11 @@ def adapter_speed(model: str, threads: int) -> dict[str, Any]:
     with a synthetic rank-16 adapter written for the model (bench only; real adapters come from
     ``mascot-train``)."""
     try:
-        from .adapters import adapter_costs, synthetic_adapter
+        from engine.adapters import adapter_costs, synthetic_adapter
     except ImportError as e:  # pragma: no cover - adapters are part of the engine
         return {"error": str(e)}
     import tempfile
-    from .runtime import LlamaRuntime
+    from engine.runtime import LlamaRuntime
     with tempfile.TemporaryDirectory() as tmp:
         path = synthetic_adapter(model, Path(tmp) / "bench-lora.gguf", rank=16)
         rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
@@ -327,8 +327,8 @@ def _median(xs: list[float]) -> float:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from .models import bundled_model_path
-    from .runtime import default_threads
+    from engine.models import bundled_model_path
+    from engine.runtime import default_threads
     threads = args.threads or default_threads()
     n_ctx = args.n_ctx
     rounds = args.rounds or (10 if args.quick else 30)
@@ -425,7 +425,7 @@ def _conversation_figures(conv: dict[str, Any]) -> dict[str, float]:
 def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
     """The conversation alone, memory off then on (same model, threads and script): prefill
     ratio, round time and time to first token, and how much the notes add."""
-    from .runtime import default_threads
+    from engine.runtime import default_threads
     threads = args.threads or default_threads()
     rounds = args.rounds or 10
     out: dict[str, Any] = {"threads": threads, "n_ctx": args.n_ctx, "rounds": rounds,
@@ -554,8 +554,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a benchmark failing is still one line
         print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
-    from .doctor import _cpu_name
-    from .llama_check import build_features
+    from engine.doctor import _cpu_name
+    from engine.llama_check import build_features
     r["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(),
                     "llama_build": [k for k, on in build_features().items() if on]}
     print(table(r))

@@ -36,8 +36,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from .errors import CardError, PersonaError
-from .personas import Persona, check_nesting, name_problem, persona_from_dict
+from engine.errors import CardError, PersonaError
+from engine.personas import Persona, check_nesting, name_problem, persona_from_dict
 
 __all__ = ["persona_from_card", "card_from_persona", "import_card", "export_card", "read_card",
            "card_png_bytes", "MAX_CARD_BYTES", "V2", "V3"]
@@ -293,7 +293,7 @@ def persona_from_card(data: Any, where: str = "card") -> Persona:
     _check_nesting(data, where)
     spec, body = _card_body(data, where)
     _card_name(body, spec, where)  # a card without a name is an error even with a Mascot extension
-    from .lorebook import check_card_book
+    from engine.lorebook import check_card_book
     check_card_book(body, where)   # a lorebook within limits, so a card cannot blow up a prompt
     ext = body.get("extensions")
     mascot = ext.get(MASCOT_KEY) if isinstance(ext, dict) else None

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import MascotError
+from engine.errors import MascotError
 
 CATALOG_FORMAT = 1
 FIT, SLOW, NO_FIT = "fits", "may be slow", "won't fit"
@@ -146,7 +146,7 @@ def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
     every wanted key is found."""
     import mmap
     import struct
-    from .errors import ModelError
+    from engine.errors import ModelError
     out: dict[str, Any] = {}
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
@@ -224,7 +224,7 @@ def estimate(size_bytes: int, kv_per_token: int, vocab: int, *, n_ctx: int = 409
              history_tokens: int = 2048) -> MemoryNeed:
     """Memory Mascot needs to run a model of ``size_bytes`` for ``companions`` companions and
     the Director, with ``n_ctx`` tokens of context and a ``history_tokens`` window (0 = all)."""
-    from .chat import director_lane_ctx
+    from engine.chat import director_lane_ctx
     slot = n_ctx if history_tokens <= 0 else min(n_ctx, history_tokens + DEFAULT_PERSONA_TOKENS)
     logits = 4 * vocab * 2  # llama.cpp's float logits for the last token, and a copy in Python
     return MemoryNeed(weights=size_bytes, kv_context=kv_per_token * n_ctx,

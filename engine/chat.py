@@ -34,11 +34,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from .director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy, reply_gist
-from .errors import InputError, MascotError
-from .models import director_options, director_trained_for
-from .personas import Persona, PersonaSet
-from .runtime import Backend, GenRequest
+from engine.director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy, reply_gist
+from engine.errors import InputError, MascotError
+from engine.models import director_options, director_trained_for
+from engine.personas import Persona, PersonaSet
+from engine.runtime import Backend, GenRequest
 
 log = logging.getLogger("mascot.chat")
 MAX_MESSAGE_CHARS = 100_000
@@ -120,7 +120,7 @@ class ChatSettings:
     memory: bool = True  # lorebooks and remembered facts in companions' prompts; facts found in messages
 
     def validate(self) -> None:
-        from .director import POLICIES
+        from engine.director import POLICIES
         if self.policy not in POLICIES:
             raise InputError(f"Unknown policy '{self.policy}'; use one of: {', '.join(POLICIES)}.")
         if not 1 <= self.max_speakers <= 8:
@@ -426,7 +426,7 @@ class GroupChat:
 
     # -- state --------------------------------------------------------------------------------
     def _load(self, cid: int) -> None:
-        from .personas import persona_from_dict
+        from engine.personas import persona_from_dict
         conv = self.store.conversation(cid)
         rows = self.store.members(cid)
         if rows:
@@ -593,7 +593,7 @@ class GroupChat:
 
     def _lorebooks(self, persona: Persona) -> list[Any]:
         """The persona's card lorebook and the group's, parsed once."""
-        from .lorebook import parse_book, persona_book
+        from engine.lorebook import parse_book, persona_book
         key = (persona.name, id(persona))
         if key not in self._books:
             books = [persona_book(persona)]
@@ -622,7 +622,7 @@ class GroupChat:
         last few messages."""
         if not self.settings.memory:
             return []
-        from .memory import relevant_facts
+        from engine.memory import relevant_facts
         count = lambda t: self._count(backend, t)
         user = self.settings.user_name
         recent = [t.text for t in self.transcript[:upto][-50:]]
@@ -637,7 +637,7 @@ class GroupChat:
     def _recall_lines(self, persona: Persona, upto: int | None, count: Callable[[str], int]) -> list[str]:
         """The user's earlier messages this companion no longer reads (before its window, or in
         the group's past conversations) that bear on the user's last message (engine.recall)."""
-        from .recall import Candidate, recall_lines
+        from engine.recall import Candidate, recall_lines
         items = self.transcript[:upto]
         last = next((t for t in reversed(items) if t.role == "user"), None)
         if last is None:
@@ -654,7 +654,7 @@ class GroupChat:
         """A message's content words for recall (cached by message)."""
         hit = self._recall_cache.get(key)
         if hit is None or hit[0] != text:
-            from .memory import words
+            from engine.memory import words
             hit = self._recall_cache[key] = (text, words(text))
         return hit[1]
 
@@ -663,7 +663,7 @@ class GroupChat:
         about the few best matches: the screen takes tens of ms a message)."""
         ok = self._recall_safe.get(cand.text)
         if ok is None:
-            from . import safety
+            from engine import safety
             ok = self._recall_safe[cand.text] = not safety.assess(cand.text).risk
         return ok
 
@@ -676,7 +676,7 @@ class GroupChat:
     def remember(self, text: str, *, message_id: int | None = None, pinned: bool | None = None) -> int:
         """Store a fact the user gave: typed (``text``) or a message they pinned (``message_id``;
         a pinned message is kept as a pinned fact). Returns its id."""
-        from .memory import MAX_FACT_CHARS, check_fact
+        from engine.memory import MAX_FACT_CHARS, check_fact
         if self.store is None:
             raise InputError("This chat is not saved (--no-save), so it cannot remember facts.")
         if message_id is not None:
@@ -692,7 +692,7 @@ class GroupChat:
         """Facts the user just stated (``memory.extract_facts``), stored and announced."""
         if self.store is None or not self.settings.memory or not hasattr(self.store, "add_memory"):
             return
-        from .memory import extract_facts
+        from engine.memory import extract_facts
         known = {f["text"].casefold() for f in self.store.memories(self.group.name)}
         uid = self.transcript[-1].id if self.transcript else None
         for fact in extract_facts(text):
@@ -775,7 +775,7 @@ class GroupChat:
                                   "seconds": round(time.perf_counter() - t_round, 3)})
 
     def _round(self, text: str, cancel: threading.Event, spoken: list[str]) -> Iterator[Event]:
-        from . import safety
+        from engine import safety
         # the user's recent messages, this one last: weak signals over several add up
         verdict = safety.assess_conversation([t.text for t in self.transcript if t.role == "user"])
         safety_directive = ""
@@ -1034,7 +1034,7 @@ class GroupChat:
         The reply is written by ``safety.crisis_message`` (reviewed text), not generated: a small
         local model cannot be trusted to respond safely to a person at risk. It is posted under
         the first active companion's name and says plainly that the companions are AI."""
-        from . import safety
+        from engine import safety
         resources = safety.resources_for(verdict, self.settings.region)
         data = {"category": verdict.category, "level": verdict.level,
                 "evidence": verdict.evidence, "source": verdict.source, "resources": resources,
@@ -1075,8 +1075,8 @@ def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                             n_threads: int | None = None) -> Callable[[str | None], Backend]:
     """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime. A registered
     LoRA adapter resolves to its base model's runtime with the adapter applied per request."""
-    from .models import ModelRegistry, bundled_model_path
-    from .runtime import RuntimePool
+    from engine.models import ModelRegistry, bundled_model_path
+    from engine.runtime import RuntimePool
     pool = RuntimePool(n_ctx=n_ctx, n_threads=n_threads)
     registry = ModelRegistry(store) if store is not None else None
     adapters: dict[tuple[str, str], Backend] = {}
@@ -1090,7 +1090,7 @@ def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                 runtime = pool.get(info.path)
                 key = (runtime.path, adapter.path)
                 if key not in adapters:
-                    from .adapters import AdapterBackend
+                    from engine.adapters import AdapterBackend
                     adapters[key] = AdapterBackend(runtime, adapter.path, name=adapter.name)
                 return adapters[key]
             return pool.get(info.path)

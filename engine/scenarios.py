@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, NotFound
-from .paths import assets_dir
+from engine.errors import InputError, NotFound
+from engine.paths import assets_dir
 
 DOMAINS = ("support", "workplace", "creative")
 GROUP_FOR_DOMAIN = {"support": "support", "workplace": "workplace", "creative": "writers-room"}

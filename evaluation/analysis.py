@@ -23,8 +23,8 @@ import numpy as np
 from engine.judge import DIMENSIONS
 from engine.scenarios import Scenario
 
-from . import metrics as M
-from .judging import WeightedJudge, combine, scored_messages
+from evaluation import metrics as M
+from evaluation.judging import WeightedJudge, combine, scored_messages
 
 ROUND_METRICS = ("judge.mean", *(f"judge.{d}" for d in DIMENSIONS), "distinct_1", "distinct_2",
                  "redundancy", "role_confusion", "prompt_echo", "director_validity", "seconds_per_round",

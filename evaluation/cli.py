@@ -21,7 +21,7 @@ from pathlib import Path
 
 from engine.errors import MascotError
 
-from .configs import ALL_CONFIGS
+from evaluation.configs import ALL_CONFIGS
 
 
 def run_parser() -> argparse.ArgumentParser:
@@ -80,8 +80,8 @@ def compare_parser() -> argparse.ArgumentParser:
 def compare(argv: list[str]) -> int:
     import json
 
-    from .db import ResultsDB
-    from .report import Rows
+    from evaluation.db import ResultsDB
+    from evaluation.report import Rows
     a = compare_parser().parse_args(argv)
     path = a.db or a.out / "results.db"
     if not path.is_file():
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["MASCOT_THREADS"] = "1"
             print("mascot-eval: the CPU is already busy (load average ≥ cores); using 1 llama.cpp "
                   "thread (override with --threads).", file=sys.stderr)
-        from .pipeline import EvalOptions, run
+        from evaluation.pipeline import EvalOptions, run
         command = "mascot-eval " + " ".join(shlex.quote(x) for x in argv)
         opts = EvalOptions(out=a.out, quick=a.quick, configs=a.configs,
                            domains=a.domains or ["support", "workplace", "creative"], split=a.split,

@@ -23,7 +23,7 @@ from engine.judge import LocalJudge, OpenAIJudge
 from engine.runtime import GenRequest
 from engine.scenarios import Scenario
 
-from .db import ResultsDB, digest
+from evaluation.db import ResultsDB, digest
 
 REPLY_CHARS = 220  # each reply is cut to this in the comparison prompt (small context windows)
 

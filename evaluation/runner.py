@@ -18,8 +18,8 @@ from engine.chat import ChatSettings, GroupChat, TranscriptItem
 from engine.personas import PersonaSet
 from engine.scenarios import USER, Scenario
 
-from .configs import EvalConfig
-from .db import ResultsDB, code_fingerprint, digest
+from evaluation.configs import EvalConfig
+from evaluation.db import ResultsDB, code_fingerprint, digest
 
 
 @dataclass

@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .common import TrainError
+from training.common import TrainError
 
 # HF Llama module -> llama.cpp tensor (gguf MODEL_TENSOR names for MODEL_ARCH.LLAMA)
 MODULES = {

@@ -18,8 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .common import TrainError, is_done, mark_done, progress
-from .config import BaseConfig, save_config
+from training.common import TrainError, is_done, mark_done, progress
+from training.config import BaseConfig, save_config
 
 
 def base_dir(out: Path) -> Path:
@@ -117,7 +117,7 @@ def fetch_source(source: str, dest: Path) -> str:
 
 def run(cfg: BaseConfig, out: Path, seed: int = 0) -> Path:
     """Run the stage (skipped when already finished). Returns the stage folder."""
-    from .export import convert_to_gguf
+    from training.export import convert_to_gguf
     folder = base_dir(out)
     if is_done(folder):
         return folder

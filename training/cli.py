@@ -31,7 +31,7 @@ from typing import Any
 
 from engine.errors import MascotError
 
-from .config import (STAGES, TOP_LEVEL, PipelineConfig, add_options, from_dict, merge,
+from training.config import (STAGES, TOP_LEVEL, PipelineConfig, add_options, from_dict, merge,
                      namespace_to_nested, read_yaml, save_config, tiny_preset, to_dict)
 
 STAGE_INFO = {
@@ -71,7 +71,7 @@ def make_parser() -> argparse.ArgumentParser:
     _common(pp)
     for stage in STAGES:
         add_options(pp, hints[stage], prefix=stage + ".")
-    from .director_grpo import DirectorConfig
+    from training.director_grpo import DirectorConfig
     dp = sub.add_parser("director", help="train the Director with GRPO on group rewards, export, register",
                         description="Train the Director with GRPO on group-level rewards (docs/director.md).")
     _common(dp)
@@ -135,7 +135,7 @@ def run_pipeline(cfg: PipelineConfig) -> dict[str, Any]:
     save_config(out, cfg)
     import time
 
-    from .common import read_json, write_json
+    from training.common import read_json, write_json
     timings_path = out / "timings.json"
     timings = read_json(timings_path) if timings_path.is_file() else {}
     for stage in STAGES:
@@ -153,7 +153,7 @@ def run_pipeline(cfg: PipelineConfig) -> dict[str, Any]:
 
 def summary(out: Path) -> dict[str, Any]:
     """The headline numbers of a finished run."""
-    from .common import read_json
+    from training.common import read_json
     s: dict[str, Any] = {"out": str(out)}
     if (out / "timings.json").is_file():
         s["seconds"] = read_json(out / "timings.json")
@@ -174,8 +174,8 @@ def summary(out: Path) -> dict[str, Any]:
 def judge_agreement(specs: list[str], json_path: str | None, pair_set: str = "smoke") -> list[dict[str, Any]]:
     from engine.judge import agreement, load_pairs
 
-    from .common import progress
-    from .judge import LongerWins, load_preferences, make_judge
+    from training.common import progress
+    from training.judge import LongerWins, load_preferences, make_judge
     pairs = load_pairs() if pair_set == "smoke" else load_preferences(pair_set)
     results = []
     for spec in specs:
@@ -193,20 +193,20 @@ def judge_agreement(specs: list[str], json_path: str | None, pair_set: str = "sm
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     try:
-        from .common import quiet_libraries, require_train_extra, set_threads
+        from training.common import quiet_libraries, require_train_extra, set_threads
         require_train_extra()
         quiet_libraries()
         if args.command == "judge-agreement":
             judge_agreement(args.judge or ["learned"], args.json, args.pair_set)
             return 0
         if args.command == "judge-fit":
-            from .judge_fit import run as fit_judge
+            from training.judge_fit import run as fit_judge
             print(json.dumps(fit_judge(args.out, seed=args.seed, twins=not args.no_twins, audit=args.audit),
                              indent=2))
             return 0
         if args.command == "director":
-            from .director_grpo import resolve_config
-            from .director_grpo import run as run_director
+            from training.director_grpo import resolve_config
+            from training.director_grpo import run as run_director
             dcfg = resolve_config(args)
             set_threads(dcfg.threads)
             print(json.dumps(run_director(dcfg), indent=2))

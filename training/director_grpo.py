@@ -51,8 +51,8 @@ from typing import Any
 
 from engine.director import BALANCE_PRIOR
 
-from .common import TrainError, grpo_history, is_done, mark_done, read_json, sha256_file, write_json
-from .config import BaseConfig, LoraSettings, from_dict, merge, opt, read_yaml, save_config, to_dict
+from training.common import TrainError, grpo_history, is_done, mark_done, read_json, sha256_file, write_json
+from training.config import BaseConfig, LoraSettings, from_dict, merge, opt, read_yaml, save_config, to_dict
 
 
 @dataclass
@@ -139,7 +139,7 @@ def tiny_preset() -> dict[str, Any]:
 
 def resolve_config(args: argparse.Namespace) -> DirectorConfig:
     """Defaults < --tiny < YAML < command line (the same precedence as the persona stages)."""
-    from .config import namespace_to_nested
+    from training.config import namespace_to_nested
     data = to_dict(DirectorConfig())
     if args.tiny:
         data = merge(data, tiny_preset())
@@ -276,8 +276,8 @@ def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
     from engine.personas import load_set
     from engine.scenarios import load_scenarios
 
-    from .contexts import domain_for
-    from .director_rewards import GroupState
+    from training.contexts import domain_for
+    from training.director_rewards import GroupState
     group = load_set(cfg.group)
     scenarios = load_scenarios(domain_for(group.name, cfg.domain), split)
     limit = cfg.max_states if split == "train" else cfg.eval_states
@@ -302,8 +302,8 @@ def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
     from engine.personas import load_set
     from engine.scenarios import load_scenarios
 
-    from .contexts import domain_for
-    from .director_rewards import GroupState
+    from training.contexts import domain_for
+    from training.director_rewards import GroupState
     group = load_set(cfg.group)
     domain = domain_for(group.name, cfg.domain)
     by_id = {sc.id: sc for split in ("train", "heldout") for sc in load_scenarios(domain, split)}
@@ -333,10 +333,10 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     from engine.models import bundled_model_path
     from engine.runtime import ChatFormat
 
-    from . import base_model
-    from .contexts import chat_template_of
-    from .director_rewards import GroupRewarder
-    from .judge import make_judge
+    from training import base_model
+    from training.contexts import chat_template_of
+    from training.director_rewards import GroupRewarder
+    from training.judge import make_judge
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     save_config(out, cfg)
@@ -406,8 +406,8 @@ def _prepare_base(base_cfg: BaseConfig, out: Path, seed: int) -> None:
     """training/base_model.py's stage; if its GGUF conversion fails because the dequantized
     config still carries ``quantization_config`` (quant_method gguf, which the converter refuses),
     drop that key and finish the stage here. (Workaround, reported to the owner of issue 4.)"""
-    from . import base_model
-    from .export import convert_to_gguf
+    from training import base_model
+    from training.export import convert_to_gguf
     try:
         base_model.run(base_cfg, out, seed)
         return
@@ -446,8 +446,8 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from .base_model import hf_dir
-    from .director_rewards import make_reward_funcs
+    from training.base_model import hf_dir
+    from training.director_rewards import make_reward_funcs
     folder = out / "director"
     torch.manual_seed(cfg.seed)
     tok = AutoTokenizer.from_pretrained(str(hf_dir(out)))
@@ -547,7 +547,7 @@ def policy_model(cfg: DirectorConfig, hf: Path) -> Any:
     from peft import PeftModel, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from .lora import peft_config
+    from training.lora import peft_config
     model = AutoModelForCausalLM.from_pretrained(str(hf), dtype=torch.float32)
     if cfg.init_adapter:
         path = Path(cfg.init_adapter).expanduser()
@@ -576,7 +576,7 @@ def decision_bias(state: Any, strength: float, choices: list[str] | None = None)
 
 def table_rewards(decisions: dict[str, dict[str, float]], weights: dict[str, float]) -> dict[str, float]:
     """One state's row of the reward table as the group reward of each decision string."""
-    from .director_rewards import total
+    from training.director_rewards import total
     return {c: total(comps, weights) for c, comps in decisions.items()}
 
 
@@ -868,8 +868,8 @@ def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mod
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .base_model import base_gguf, hf_dir
-    from .export import argmax_agreement, convert_to_gguf, merge_adapter, quantize, register
+    from training.base_model import base_gguf, hf_dir
+    from training.export import argmax_agreement, convert_to_gguf, merge_adapter, quantize, register
     folder = out / "export"
     folder.mkdir(parents=True, exist_ok=True)
     name = model_name(cfg)
@@ -914,8 +914,8 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
     from engine.director import Director, RoundRobin
     from engine.runtime import LlamaRuntime
 
-    from .base_model import base_gguf
-    from .director_rewards import COMPONENTS, total
+    from training.base_model import base_gguf
+    from training.director_rewards import COMPONENTS, total
     folder = out / "eval"
     manifest = read_json(out / "export" / "manifest.json")
     trained = out / "export" / next(v["path"] for k, v in manifest["files"].items() if k != "f16") \

@@ -18,8 +18,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from .common import is_done, mark_done, need, progress, read_json, write_json
-from .config import EvalConfig, save_config
+from training.common import is_done, mark_done, need, progress, read_json, write_json
+from training.config import EvalConfig, save_config
 
 
 def eval_dir(out: Path) -> Path:
@@ -29,14 +29,14 @@ def eval_dir(out: Path) -> Path:
 def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
     import json
 
-    from .judge import make_judge
+    from training.judge import make_judge
     from engine.runtime import GenRequest, LlamaRuntime
 
-    from .base_model import base_gguf
-    from .contexts import build_contexts, chat_template_of
-    from .export import export_dir
-    from .persona_rl import trained_personas
-    from .reward_model import RewardScorer, reward_dir
+    from training.base_model import base_gguf
+    from training.contexts import build_contexts, chat_template_of
+    from training.export import export_dir
+    from training.persona_rl import trained_personas
+    from training.reward_model import RewardScorer, reward_dir
     out = Path(out)
     folder = eval_dir(out)
     if is_done(folder):

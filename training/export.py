@@ -34,9 +34,9 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .common import (TrainError, is_done, mark_done, need, progress, read_json, sha256_file,
+from training.common import (TrainError, is_done, mark_done, need, progress, read_json, sha256_file,
                      sha256_files, write_json)
-from .config import ExportConfig, save_config
+from training.config import ExportConfig, save_config
 
 QUANT_TYPES = {"Q8_0": 7, "Q4_K_M": 15, "Q4_0": 2, "Q5_K_M": 17, "Q6_K": 18}
 
@@ -105,7 +105,7 @@ def merge_adapter(base_hf: Path, adapter: Path, dest: Path) -> None:
 def export_lora_gguf(adapter: Path, base_hf: Path, dest: Path) -> Path:
     """A PEFT LoRA adapter -> llama.cpp GGUF adapter for the base model (see
     training/adapter_gguf.py, the one converter)."""
-    from .adapter_gguf import write_lora_gguf
+    from training.adapter_gguf import write_lora_gguf
     return write_lora_gguf(adapter, dest, base=base_hf)
 
 
@@ -138,8 +138,8 @@ def argmax_agreement(hf_model: Any, gguf_path: Path, token_lists: Sequence[list[
 
 def fidelity_tokens(out: Path, persona: str, n: int, tok: Any) -> list[list[int]]:
     """Token ids of held-out prompts for ``persona`` (scenario heldout split)."""
-    from .base_model import base_gguf
-    from .contexts import build_contexts, chat_template_of
+    from training.base_model import base_gguf
+    from training.contexts import build_contexts, chat_template_of
     scfg = read_json(Path(out) / "samples" / "config.json")
     ctxs = build_contexts(scfg["group"], [persona], split="heldout", domain=scfg["domain"], limit=n,
                           chat_template=chat_template_of(base_gguf(out)))
@@ -149,7 +149,7 @@ def fidelity_tokens(out: Path, persona: str, n: int, tok: Any) -> list[list[int]
 # -- the stage ---------------------------------------------------------------------------------------
 
 def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
-    from .persona_rl import policy_dir, trained_personas
+    from training.persona_rl import policy_dir, trained_personas
     need(policy_dir(out), "policy")
     for persona in trained_personas(out):
         run_persona(cfg, out, persona)
@@ -177,8 +177,8 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .base_model import base_gguf, hf_dir
-    from .persona_rl import policy_dir
+    from training.base_model import base_gguf, hf_dir
+    from training.persona_rl import policy_dir
     folder = export_dir(out, persona)
     if is_done(folder):
         return folder

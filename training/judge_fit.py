@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 from engine.judge import DIMENSIONS, PreferencePair
 
-from .judge import FEATURES, FeatureMaker, load_preferences, weights_path
+from training.judge import FEATURES, FeatureMaker, load_preferences, weights_path
 
 # Twin kinds and the MASCOT dimension each one offends.
 TWIN_CRITERION = {
@@ -251,7 +251,7 @@ def run(out: str | Path | None = None, seed: int = 0, twins: bool = True, audit:
     is left to choose it on), written to assets/judge/audit.json unless ``out`` says otherwise."""
     from engine.judge import HeuristicJudge, agreement
 
-    from .judge import LearnedJudge, audit_path
+    from training.judge import LearnedJudge, audit_path
     pairs = load_preferences()
     train = [p for p in pairs if p.split == ("dev" if audit else "train")]
     dev = [] if audit else [p for p in pairs if p.split == "dev"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import LoraSettings
+from training.config import LoraSettings
 
 
 def peft_config(lora: LoraSettings, task: str = "CAUSAL_LM", n_layers: int = 0) -> Any:

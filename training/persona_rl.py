@@ -25,8 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .common import grpo_history, is_done, mark_done, need, read_json, read_jsonl, sha256_files, write_json
-from .config import PolicyConfig, save_config
+from training.common import grpo_history, is_done, mark_done, need, read_json, read_jsonl, sha256_files, write_json
+from training.config import PolicyConfig, save_config
 
 
 def policy_dir(out: Path, persona: str | None = None) -> Path:
@@ -35,12 +35,12 @@ def policy_dir(out: Path, persona: str | None = None) -> Path:
 
 
 def trained_personas(out: Path) -> list[str]:
-    from .sample import sampled_personas
+    from training.sample import sampled_personas
     return sampled_personas(out)
 
 
 def _sft_rows(out: Path, persona: str, contexts: dict[str, Any]) -> list[dict[str, str]]:
-    from .sample import samples_file
+    from training.sample import samples_file
     best: dict[str, dict[str, Any]] = {}
     for row in read_jsonl(samples_file(out)):
         if row["persona"] == persona and row["reply"].strip() and row["context"] in contexts:
@@ -50,7 +50,7 @@ def _sft_rows(out: Path, persona: str, contexts: dict[str, Any]) -> list[dict[st
 
 
 def run(cfg: PolicyConfig, out: Path, seed: int = 0) -> Path:
-    from .reward_model import reward_dir
+    from training.reward_model import reward_dir
     need(reward_dir(out), "reward")
     for persona in trained_personas(out):
         run_persona(cfg, out, persona, seed)
@@ -64,12 +64,12 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .base_model import base_gguf, hf_dir
-    from .common import TrainError
-    from .contexts import build_contexts, chat_template_of
-    from .lora import peft_config
-    from .reward_model import RewardScorer, reward_dir
-    from .rewards import make_rewards
+    from training.base_model import base_gguf, hf_dir
+    from training.common import TrainError
+    from training.contexts import build_contexts, chat_template_of
+    from training.lora import peft_config
+    from training.reward_model import RewardScorer, reward_dir
+    from training.rewards import make_rewards
     folder = policy_dir(out, persona)
     if is_done(folder):
         return folder

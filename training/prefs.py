@@ -18,9 +18,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from .common import is_done, mark_done, need, read_json, read_jsonl, sha256_file, write_json
-from .config import PrefsConfig, save_config
-from .contexts import build_contexts, chat_template_of, split_fraction
+from training.common import is_done, mark_done, need, read_json, read_jsonl, sha256_file, write_json
+from training.config import PrefsConfig, save_config
+from training.contexts import build_contexts, chat_template_of, split_fraction
 
 
 def prefs_dir(out: Path) -> Path:
@@ -48,8 +48,8 @@ def make_pairs(rows: list[dict[str, Any]], min_margin: float, max_pairs: int) ->
 
 
 def run(cfg: PrefsConfig, out: Path, seed: int = 0) -> Path:
-    from .base_model import base_gguf
-    from .sample import samples_dir, samples_file
+    from training.base_model import base_gguf
+    from training.sample import samples_dir, samples_file
     folder = prefs_dir(out)
     if is_done(folder):
         return folder
@@ -71,7 +71,7 @@ def run(cfg: PrefsConfig, out: Path, seed: int = 0) -> Path:
             rec = {"prompt": ctx.rm_prompt, **p, "context": cid, "persona": ctx.persona.name}
             (evals if held else train).append(rec)
     if not train:
-        from .common import TrainError
+        from training.common import TrainError
         raise TrainError(f"No preference pairs with a margin of at least {cfg.min_margin}: sample more "
                          "replies (--k) or contexts, or lower --min-margin.")
     for name, rows in (("train", train), ("eval", evals)):

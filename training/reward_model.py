@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from .common import is_done, mark_done, need, read_jsonl, sha256_files, write_json
-from .config import RewardModelConfig, save_config
+from training.common import is_done, mark_done, need, read_jsonl, sha256_files, write_json
+from training.config import RewardModelConfig, save_config
 
 
 def reward_dir(out: Path) -> Path:
@@ -83,9 +83,9 @@ def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from trl import RewardConfig, RewardTrainer
 
-    from .base_model import hf_dir
-    from .lora import peft_config
-    from .prefs import prefs_dir
+    from training.base_model import hf_dir
+    from training.lora import peft_config
+    from training.prefs import prefs_dir
     folder = reward_dir(out)
     if is_done(folder):
         return folder

@@ -26,9 +26,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import append_jsonl, is_done, mark_done, need, progress, read_jsonl, sha256_file
-from .config import SampleConfig, save_config
-from .contexts import build_contexts, chat_template_of
+from training.common import append_jsonl, is_done, mark_done, need, progress, read_jsonl, sha256_file
+from training.config import SampleConfig, save_config
+from training.contexts import build_contexts, chat_template_of
 
 
 def samples_dir(out: Path) -> Path:
@@ -50,15 +50,15 @@ def resolve_personas(cfg: SampleConfig) -> list[str]:
 
 
 def sampled_personas(out: Path) -> list[str]:
-    from .common import read_json
+    from training.common import read_json
     return list(read_json(samples_dir(out) / "config.json")["resolved_personas"])
 
 
 def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
-    from .judge import make_judge
+    from training.judge import make_judge
     from engine.runtime import GenRequest, LlamaRuntime
 
-    from .base_model import base_dir, base_gguf
+    from training.base_model import base_dir, base_gguf
     folder = samples_dir(out)
     if is_done(folder):
         return folder
