@@ -13,11 +13,11 @@ from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
                                QPushButton, QTableView, QVBoxLayout, QWidget)
 
-from engine.catalog import (FIT, NO_FIT, SLOW, CatalogEntry, Fit, entry_need, file_need, fit, gb,
+from engine.models.catalog import (FIT, NO_FIT, SLOW, CatalogEntry, Fit, entry_need, file_need, fit, gb,
                             load_catalog, memory_info, recommend)
 from engine.errors import MascotError
-from engine.hub import DownloadStatus, download_gguf
-from engine.models import BUNDLED_NAME, bundled_model_path
+from engine.models.hub import DownloadStatus, download_gguf
+from engine.models.registry import BUNDLED_NAME, bundled_model_path
 
 from . import theme
 from .item_models import ListTableModel

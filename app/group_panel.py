@@ -9,7 +9,7 @@ from PySide6.QtCore import QModelIndex, QSize, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QListView, QMenu, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
-from engine.models import BUNDLED_NAME
+from engine.models.registry import BUNDLED_NAME
 from engine.personas import PersonaSet, list_sets, save_user_set
 
 from . import icons, theme

@@ -260,7 +260,7 @@ class ListTableModel(QAbstractTableModel):
 
 
 class ModelTableModel(ListTableModel):
-    """Registered models (``engine.models.ModelInfo``)."""
+    """Registered models (``engine.models.registry.ModelInfo``)."""
 
     COLUMNS = ("Name", "Size", "Quantization", "Context", "SHA-256")
 

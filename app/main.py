@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--llama-probe"] and len(argv) == 2:  # the one-folder app's llama.cpp probe child
-        from engine.llama_check import probe_main
+        from engine.llm.check import probe_main
         return probe_main(argv[1])
     args = build_parser().parse_args(argv)
     try:
@@ -108,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
 def _llama_problem() -> str | None:
     """The one-line reason llama.cpp cannot run here, from a subprocess probe (cached), or None."""
     from engine.errors import ModelError
-    from engine.llama_check import LlamaUnusable, ensure_llama_works
-    from engine.models import bundled_model_path
+    from engine.llm.check import LlamaUnusable, ensure_llama_works
+    from engine.models.registry import bundled_model_path
     try:
         ensure_llama_works(bundled_model_path())
     except LlamaUnusable as e:

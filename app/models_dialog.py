@@ -11,8 +11,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QFileDialo
                                QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar,
                                QPushButton, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
-from engine.hub import download_gguf
-from engine.models import BUNDLED_NAME, ModelRegistry
+from engine.models.hub import download_gguf
+from engine.models.registry import BUNDLED_NAME, ModelRegistry
 from engine.paths import user_dir
 
 from . import theme

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from engine.chat import ChatSettings, Event, GroupChat, default_backend_factory, sanitize_user_text
 from engine.errors import InputError, MascotError
 from engine.personas import Persona, PersonaSet, default_color, load_set, load_set_file, persona_from_dict
-from engine.runtime import Backend
+from engine.llm.runtime import Backend
 from engine.storage import Store
 
 from . import data, theme
@@ -587,7 +587,7 @@ class ChatSession(QObject):
         """Run the Director on ``model`` (a registered name; None or the bundled model = the
         group's model) in every conversation from the next decision on. Kept in the app's
         settings. A trained Director (``mascot-train director``) is decoded as it was trained."""
-        from engine.models import BUNDLED_NAME, ModelRegistry
+        from engine.models.registry import BUNDLED_NAME, ModelRegistry
         name = None if not model or model == BUNDLED_NAME else model
         if name is not None:
             try:

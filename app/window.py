@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWi
                                QSplitter, QVBoxLayout, QWidget)
 
 from engine.errors import MascotError
-from engine.models import BUNDLED_NAME
+from engine.models.registry import BUNDLED_NAME
 from engine.safety import DISCLOSURE, SCREENING_NOTE
 from engine.storage import Store
 

@@ -16,9 +16,9 @@ _EXPORTS = {
     "TranscriptItem": "engine.chat", "default_backend_factory": "engine.chat",
     "Persona": "engine.personas", "PersonaSet": "engine.personas", "load_set": "engine.personas",
     "list_sets": "engine.personas", "persona_from_dict": "engine.personas",
-    "Store": "engine.storage", "ModelRegistry": "engine.models", "inspect_gguf": "engine.models",
-    "bundled_model_path": "engine.models", "RuntimePool": "engine.runtime",
-    "GenRequest": "engine.runtime", "FakeBackend": "engine.runtime",
+    "Store": "engine.storage", "ModelRegistry": "engine.models.registry", "inspect_gguf": "engine.models.registry",
+    "bundled_model_path": "engine.models.registry", "RuntimePool": "engine.llm.runtime",
+    "GenRequest": "engine.llm.runtime", "FakeBackend": "engine.llm.runtime",
     "MascotError": "engine.errors",
 }
 

@@ -34,11 +34,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from engine.director import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy, reply_gist
+from engine.director.policies import Decision, Policy, RoundState, annotate_turns, find_addressed, make_policy, reply_gist
 from engine.errors import InputError, MascotError
-from engine.models import director_options, director_trained_for
+from engine.models.registry import director_options, director_trained_for
 from engine.personas import Persona, PersonaSet
-from engine.runtime import Backend, GenRequest
+from engine.llm.runtime import Backend, GenRequest
 
 log = logging.getLogger("mascot.chat")
 MAX_MESSAGE_CHARS = 100_000
@@ -120,7 +120,7 @@ class ChatSettings:
     memory: bool = True  # lorebooks and remembered facts in companions' prompts; facts found in messages
 
     def validate(self) -> None:
-        from engine.director import POLICIES
+        from engine.director.policies import POLICIES
         if self.policy not in POLICIES:
             raise InputError(f"Unknown policy '{self.policy}'; use one of: {', '.join(POLICIES)}.")
         if not 1 <= self.max_speakers <= 8:
@@ -1075,8 +1075,8 @@ def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                             n_threads: int | None = None) -> Callable[[str | None], Backend]:
     """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime. A registered
     LoRA adapter resolves to its base model's runtime with the adapter applied per request."""
-    from engine.models import ModelRegistry, bundled_model_path
-    from engine.runtime import RuntimePool
+    from engine.models.registry import ModelRegistry, bundled_model_path
+    from engine.llm.runtime import RuntimePool
     pool = RuntimePool(n_ctx=n_ctx, n_threads=n_threads)
     registry = ModelRegistry(store) if store is not None else None
     adapters: dict[tuple[str, str], Backend] = {}
@@ -1090,7 +1090,7 @@ def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                 runtime = pool.get(info.path)
                 key = (runtime.path, adapter.path)
                 if key not in adapters:
-                    from engine.adapters import AdapterBackend
+                    from engine.llm.adapters import AdapterBackend
                     adapters[key] = AdapterBackend(runtime, adapter.path, name=adapter.name)
                 return adapters[key]
             return pool.get(info.path)

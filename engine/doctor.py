@@ -62,7 +62,7 @@ def _cpu_name() -> str:
 
 def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str, str]]:
     """(label, value) rows; every row is filled even when a part is broken."""
-    from engine import llama_check
+    from engine.llm import check as llama_check
     from engine.paths import user_dir
 
     rows: list[tuple[str, str]] = []
@@ -81,7 +81,7 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     add("CPU flags", " ".join(f for f in CPU_FLAGS if f in flags) or "unknown")
     if probe:
         try:
-            from engine.models import bundled_model_path
+            from engine.models.registry import bundled_model_path
             result = llama_check.check(bundled_model_path())
             state = {True: "passed", False: "FAILED", None: "undecided"}[result["ok"]]
             when = "cached" if result["cached"] else "run now"
@@ -98,7 +98,7 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     mem = _memory()
     add("RAM", f"{_size(mem[1])} available of {_size(mem[0])}" if mem else "unknown")
     try:
-        from engine.models import ModelRegistry
+        from engine.models.registry import ModelRegistry
         from engine.storage import Store
         reg = ModelRegistry(Store())
         for m in reg.list():

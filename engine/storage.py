@@ -96,7 +96,7 @@ def m003_message_variants(db: sqlite_utils.Database) -> None:
 
 @migration
 def m004_drop_model_cache(db: sqlite_utils.Database) -> None:
-    """GGUF header facts are now cached in a file beside the database (engine.models)."""
+    """GGUF header facts are now cached in a file beside the database (engine.models.registry)."""
     db["model_cache"].drop()
 
 

@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from engine.judge import DIMENSIONS
-from engine.scenarios import Scenario
+from training.judges.rubric import DIMENSIONS
+from training.scenarios import Scenario
 
 from evaluation import metrics as M
 from evaluation.judging import WeightedJudge, combine, scored_messages

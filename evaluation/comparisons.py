@@ -19,9 +19,9 @@ import json
 import string
 from typing import Any
 
-from engine.judge import LocalJudge, OpenAIJudge
-from engine.runtime import GenRequest
-from engine.scenarios import Scenario
+from training.judges.rubric import LocalJudge, OpenAIJudge
+from engine.llm.runtime import GenRequest
+from training.scenarios import Scenario
 
 from evaluation.db import ResultsDB, digest
 

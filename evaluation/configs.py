@@ -25,7 +25,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from engine.models import manifest_role, read_manifest
+from engine.models.registry import manifest_role, read_manifest
 from engine.personas import Persona, PersonaSet
 
 ASSISTANT = Persona(

@@ -1,8 +1,8 @@
-"""Judge scores for every generated reply, through ``engine.judge`` (the interface training uses).
+"""Judge scores for every generated reply, through ``training.judges.rubric`` (the interface training uses).
 
 Several judges are averaged when available: each ``--judge`` spec is one judge of weight 1, and
 ``combined`` (the default) expands to its parts (the bundled model as a ``local`` judge and the
-``heuristic`` judge, weighted as in ``engine.judge.DEFAULT_WEIGHTS``) so the report can show
+``heuristic`` judge, weighted as in ``training.judges.rubric.DEFAULT_WEIGHTS``) so the report can show
 each judge's own scores beside the weighted average. Scores are cached per (judge, scenario,
 persona, reply, other replies of the round) in the results database.
 """
@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from engine import judge as engine_judge
+from training.judges import rubric as engine_judge
 from engine.errors import InputError
-from engine.judge import DEFAULT_WEIGHTS, DIMENSIONS, HeuristicJudge, LocalJudge
+from training.judges.rubric import DEFAULT_WEIGHTS, DIMENSIONS, HeuristicJudge, LocalJudge
 from engine.personas import Persona, PersonaSet
-from engine.scenarios import Scenario
+from training.scenarios import Scenario
 
-from training.judge import make_judge as make_teacher
+from training.judges.learned import make_judge as make_teacher
 
 from evaluation.configs import EvalConfig
 from evaluation.db import ResultsDB, code_fingerprint, digest
@@ -61,7 +61,7 @@ def build_judges(specs: list[str], backend_for: Callable[[str | None], Any]) -> 
         elif spec == "heuristic":
             judge = _heuristic()
         else:
-            judge = make_teacher(spec)   # learned (training's judge) or any engine.judge spec
+            judge = make_teacher(spec)   # learned (training's judge) or any training.judges.rubric spec
         for w in out:
             if w.name == judge.name:
                 w.weight += weight

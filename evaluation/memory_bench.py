@@ -83,7 +83,7 @@ def _invents(reply: str, names: list[str]) -> bool:
 
 def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[str, Any]:
     from engine.chat import ChatSettings, GroupChat, TranscriptItem, note_of
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     from engine.personas import load_set
     from engine.storage import Store
     home = tempfile.mkdtemp(prefix="mascot-membench-")
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--minilm", action="store_true", help="also compare MiniLM and word-overlap retrieval")
     p.add_argument("--json", type=Path, default=None, help="write every reply and figure here")
     args = p.parse_args(argv)
-    from engine.runtime import RuntimePool
+    from engine.llm.runtime import RuntimePool
     pool = RuntimePool(n_ctx=4096)
     result: dict[str, Any] = {}
     for memory in (False, True):

@@ -19,7 +19,7 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.personas import load_set
-from engine.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
+from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
 
 from evaluation import analysis, comparisons, report
 from evaluation.configs import ALL_CONFIGS, DEFAULT_CONFIGS, QUICK_CONFIGS, discover_trained, resolve
@@ -103,7 +103,7 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
     """Run an evaluation. ``backend_for``/``store`` default to the engine's (bundled model,
     user's model registry); pass them to share a loaded model."""
     from engine.chat import default_backend_factory
-    from engine.models import ModelRegistry, bundled_model_path
+    from engine.models.registry import ModelRegistry, bundled_model_path
     from engine.storage import Store
 
     o = options.resolved()

@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from engine.judge import DIMENSIONS
+from training.judges.rubric import DIMENSIONS
 
 PALETTE = ["#7f7f7f", "#bcbd22", "#17becf", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
 

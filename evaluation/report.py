@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.judge import DIMENSIONS
+from training.judges.rubric import DIMENSIONS
 
 from evaluation import plots
 

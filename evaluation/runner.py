@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from engine.chat import ChatSettings, GroupChat, TranscriptItem
 from engine.personas import PersonaSet
-from engine.scenarios import USER, Scenario
+from training.scenarios import USER, Scenario
 
 from evaluation.configs import EvalConfig
 from evaluation.db import ResultsDB, code_fingerprint, digest
@@ -40,7 +40,9 @@ def round_key(config: EvalConfig, scenario: Scenario, pset: PersonaSet, gen: Gen
 
 def engine_fingerprint() -> str:
     """The engine code that shapes a round (prompts, policies, cleanup, sampling, safety)."""
-    from engine import chat, director, personas, runtime, safety
+    from engine import chat, personas, safety
+    from engine.director import policies as director
+    from engine.llm import runtime
     from engine.safety import conversation, learned, resources, rules_de, rules_en, rules_fr, screen
     # safety is a package: every module that decides whether a round is a crisis round
     return code_fingerprint(chat, director, personas, runtime, safety, screen, rules_en, rules_de,

@@ -17,13 +17,13 @@ def mascot_home(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def pool():
     """One llama.cpp runtime for the bundled model, shared by the whole test session."""
-    from engine.runtime import RuntimePool
+    from engine.llm.runtime import RuntimePool
     return RuntimePool(n_ctx=2048)
 
 
 @pytest.fixture(scope="session")
 def bundled_path():
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     return bundled_model_path()
 
 

@@ -117,7 +117,7 @@ def test_the_adapter_in_llama_cpp_gives_the_merged_models_logits(tmp_path, famil
     import torch
     from transformers import AutoModelForCausalLM
 
-    from engine.models import inspect_adapter
+    from engine.models.registry import inspect_adapter
     from tiny_models import build, hf_folder
     from training.adapter_gguf import write_lora_gguf
     base_gguf = build(family, bundled_path, outtype="f32")

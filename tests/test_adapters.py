@@ -226,7 +226,7 @@ def _make_lora(folder):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     from training.adapter_gguf import write_lora_gguf
     gguf_path = bundled_model_path()
     base_f32 = f32_copy(gguf_path, folder / "base-f32.gguf")
@@ -289,7 +289,7 @@ def test_adapter_in_llama_cpp_reproduces_the_merged_hf_model(lora):
 
 
 def chat_request(slot, turns, adapter=None, max_tokens=12):
-    from engine.runtime import GenRequest
+    from engine.llm.runtime import GenRequest
     msgs = [{"role": "system", "content": f"You are {slot}, a friend in a small group chat. Reply briefly."}]
     for i, t in enumerate(turns):
         msgs.append({"role": "user" if i % 2 == 0 else "assistant", "content": t})
@@ -324,7 +324,7 @@ def test_personas_with_and_without_adapter_alternate_on_one_runtime(lora, bundle
     gets alone. "Alone" replays the same request sequence on a fresh runtime: llama.cpp's
     results for a token depend slightly on how the prompt was split into batches (KV reused
     from a previous turn vs one full prefill), so the reference must split it the same way."""
-    from engine.runtime import LlamaRuntime
+    from engine.llm.runtime import LlamaRuntime
     adapters = {"Ben": None, "Mia": str(lora["path"])}
     turns = {n: [FIRST] for n in adapters}
     outs: dict = {n: [] for n in adapters}
@@ -364,11 +364,11 @@ def test_personas_with_and_without_adapter_alternate_on_one_runtime(lora, bundle
 @pytest.mark.model
 @pytest.mark.timeout(1800)
 def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
-    from engine.adapters import AdapterBackend
+    from engine.llm.adapters import AdapterBackend
     from engine.chat import ChatSettings, GroupChat, default_backend_factory
-    from engine.models import BUNDLED_NAME, ModelRegistry
+    from engine.models.registry import BUNDLED_NAME, ModelRegistry
     from engine.personas import PersonaSet, persona_from_dict
-    from engine.runtime import Generation, LlamaRuntime
+    from engine.llm.runtime import Generation, LlamaRuntime
     info = ModelRegistry(store).add_adapter(lora["path"], base=BUNDLED_NAME, name="mia-lora")
     assert (info.kind, info.base) == ("lora", BUNDLED_NAME)
     stored = ModelRegistry(store).get("mia-lora")
@@ -431,9 +431,9 @@ def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
 def test_non_adapter_files_are_refused_with_one_line(lora, bundled_path, tmp_path, store, capsys):
     import os
 
-    from engine.cli import main
-    from engine.models import BUNDLED_NAME, ModelRegistry, inspect_adapter, inspect_gguf
-    from engine.runtime import LlamaRuntime
+    from mascot_cli.main import main
+    from engine.models.registry import BUNDLED_NAME, ModelRegistry, inspect_adapter, inspect_gguf
+    from engine.llm.runtime import LlamaRuntime
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(os.urandom(50_000))
     with pytest.raises(ModelError) as e:
@@ -468,8 +468,8 @@ def test_non_adapter_files_are_refused_with_one_line(lora, bundled_path, tmp_pat
 
 @pytest.mark.model
 def test_cli_registers_and_lists_an_adapter(lora, capsys):
-    from engine.cli import main
-    from engine.models import BUNDLED_NAME
+    from mascot_cli.main import main
+    from engine.models.registry import BUNDLED_NAME
     assert main(["models", "add-adapter", str(lora["path"]), "--base", BUNDLED_NAME, "--name", "mia"]) == 0
     assert "Added adapter mia: LoRA on " + BUNDLED_NAME in capsys.readouterr().out
     assert main(["models", "list"]) == 0
@@ -479,8 +479,8 @@ def test_cli_registers_and_lists_an_adapter(lora, capsys):
 
 @pytest.mark.model
 def test_adapter_costs_reports_memory_and_switch_times(lora, bundled_path):
-    from engine.adapters import adapter_costs
-    from engine.runtime import LlamaRuntime
+    from engine.llm.adapters import adapter_costs
+    from engine.llm.runtime import LlamaRuntime
     rt = LlamaRuntime(bundled_path, n_ctx=512, n_threads=1)
     try:
         costs = adapter_costs(rt, lora["path"], switches=5, turns=1, decode_tokens=4)

@@ -22,8 +22,8 @@ from app.notify import install_excepthooks, log_path
 from app.persona_editor import PersonaEditor
 from app.window import MainWindow
 from engine.cards import export_card
-from engine.hub import OFFLINE
-from engine.models import BUNDLED_NAME
+from engine.models.hub import OFFLINE
+from engine.models.registry import BUNDLED_NAME
 from engine.personas import load_set, persona_from_dict
 from engine.safety import DISCLOSURE
 from test_hub import FILE, REPO, StandInHub, closed_port_endpoint
@@ -477,7 +477,7 @@ def test_settings_export_and_delete_all_data(window, qtbot, tmp_path, monkeypatc
         assert "a private thought" in z.read(md).decode()
     assert "models.json" in names
 
-    from engine.runtime import GenRequest
+    from engine.llm.runtime import GenRequest
     rt = s.backend_for(None)  # the companions' KV caches hold conversation text too
     for slot in ("Mia", "Leo"):
         rt.prefill(GenRequest(slot=slot, messages=[{"role": "user", "content": "User: a private thought"}]))

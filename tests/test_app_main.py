@@ -66,8 +66,8 @@ def test_errors_are_one_line_without_a_traceback(args, needle, mascot_home):
 
 
 def test_the_engine_never_imports_qt():
-    code = ("import sys, engine.chat, engine.hub, engine.models, engine.storage, engine.cards, "
-            "engine.personas, engine.safety, engine.runtime, engine.director; "
+    code = ("import sys, engine.chat, engine.models.hub, engine.models.registry, engine.storage, engine.cards, "
+            "engine.personas, engine.safety, engine.llm.runtime, engine.director.policies; "
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'app')); "
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

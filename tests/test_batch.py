@@ -1,4 +1,4 @@
-"""Batched generation (engine.batch): exactness against LlamaRuntime, seeds, stops, refill,
+"""Batched generation (engine.llm.batch): exactness against LlamaRuntime, seeds, stops, refill,
 cancel, errors; plus the sampler and generate_many's fallback without a model."""
 
 import threading
@@ -6,9 +6,9 @@ import threading
 import numpy as np
 import pytest
 
-from engine.batch import BatchGenerator, generate_many, sample_token
+from engine.llm.batch import BatchGenerator, generate_many, sample_token
 from engine.errors import ModelError
-from engine.runtime import FakeBackend, GenRequest
+from engine.llm.runtime import FakeBackend, GenRequest
 
 SYSTEM = {"role": "system", "content": "You are Mia, a cheerful friend who loves the seaside."}
 PROMPTS = ["Tell me about your weekend plans.", "What is your favourite food, and why?",
@@ -51,7 +51,7 @@ def assert_same_replies(batched: list[str], sequential: list[str]) -> None:
 @pytest.fixture(scope="module")
 def runtime(bundled_path):
     """Its own runtime with one thread: a busy 2-core machine runs these far faster so."""
-    from engine.runtime import LlamaRuntime
+    from engine.llm.runtime import LlamaRuntime
     rt = LlamaRuntime(bundled_path, n_ctx=1024, n_threads=1)
     yield rt
     rt.llm.close()
@@ -276,7 +276,7 @@ def test_training_sample_batches_k_replies(runtime, monkeypatch):
 
 
 def test_unbatchable_requests_are_refused_or_routed():
-    from engine.batch import batchable
+    from engine.llm.batch import batchable
     plain = greedy(PROMPTS[0], "x")
     schema = GenRequest(slot="x", messages=chat(PROMPTS[0]), json_schema={"type": "object"})
     assert batchable(plain) and not batchable(schema)

@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from engine.catalog import (FIT, NO_FIT, SLOW, CatalogError, entry_need, estimate, file_need, fit,
+from engine.models.catalog import (FIT, NO_FIT, SLOW, CatalogError, entry_need, estimate, file_need, fit,
                             gguf_kv_shape, kv_bytes_per_token, load_catalog, ram_required_gb, recommend)
-from engine.hub import check_names
+from engine.models.hub import check_names
 from family_templates import FAMILY_TEMPLATES
 
 GB = 10 ** 9
@@ -82,7 +82,7 @@ def test_the_bundled_model_fits_on_small_machines(bundled_path):
     (lambda d: d.update(format=99), "format-1"),
 ])
 def test_a_damaged_catalog_is_one_line_naming_the_field(tmp_path, change, needle):
-    from engine.catalog import catalog_path
+    from engine.models.catalog import catalog_path
     data = json.loads(catalog_path().read_text())
     change(data)
     f = tmp_path / "catalog.json"
@@ -100,8 +100,8 @@ def test_estimate_counts_each_part():
 
 
 def test_the_cli_lists_the_catalog_with_fit_labels(capsys, monkeypatch):
-    from engine.cli import main
-    monkeypatch.setattr("engine.catalog.memory_info", lambda: (8 * GB, 4 * GB))
+    from mascot_cli.main import main
+    monkeypatch.setattr("engine.models.catalog.memory_info", lambda: (8 * GB, 4 * GB))
     assert main(["models", "catalog", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in rows] == [e.id for e in load_catalog()]
@@ -114,16 +114,16 @@ def test_the_cli_lists_the_catalog_with_fit_labels(capsys, monkeypatch):
 def test_the_cli_gets_a_catalog_model_from_the_stand_in_hub(capsys, monkeypatch, tmp_path, bundled_path):
     import hashlib
 
-    from engine.cli import main
+    from mascot_cli.main import main
     from engine.storage import Store
     from test_hub import FILE, PATH, REPO, StandInHub
-    from engine.catalog import catalog_path as real_path
+    from engine.models.catalog import catalog_path as real_path
     data = json.loads(real_path().read_text())
     entry = dict(data["models"][0], id="tiny-pick", repo=REPO, file=FILE, size_bytes=bundled_path.stat().st_size,
                  sha256=hashlib.sha256(bundled_path.read_bytes()).hexdigest(), md5=None)
     f = tmp_path / "catalog.json"
     f.write_text(json.dumps({**data, "models": [entry], "recommend_order": []}))
-    monkeypatch.setattr("engine.catalog.catalog_path", lambda: f)
+    monkeypatch.setattr("engine.models.catalog.catalog_path", lambda: f)
     hub = StandInHub({PATH: bundled_path})
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
     try:

@@ -5,7 +5,7 @@ comes from). A group prompt has several user-role turns in a row; strict templat
 Mistral) must still get the persona's system prompt, every message, and never ChatML."""
 import pytest
 
-from engine.chat_format import ChatFormat, TemplateError
+from engine.llm.chat_format import ChatFormat, TemplateError
 from family_templates import FAMILY_TEMPLATES, template_text
 
 PERSONA = "You are Mia, a warm listener in a small group chat with User, Theo and Ruth."
@@ -112,22 +112,22 @@ def test_tojson_writes_plain_json_as_transformers_does():
 
 
 def test_the_smollm2_template_is_the_bundled_models(bundled_path):
-    from engine.models import gguf_fields
+    from engine.models.registry import gguf_fields
     bundled = gguf_fields(bundled_path, ["tokenizer.chat_template"])["tokenizer.chat_template"]
     assert bundled.strip() == template_text("smollm2").strip()
 
 
 def test_a_model_whose_template_cannot_render_is_refused_before_loading(bundled_path, monkeypatch):
     """LlamaRuntime checks the template first: one line naming the file, llama.cpp never starts."""
-    import engine.models
-    from engine.runtime import LlamaRuntime
-    real = engine.models.inspect_gguf
+    import engine.models.registry
+    from engine.llm.runtime import LlamaRuntime
+    real = engine.models.registry.inspect_gguf
 
     def odd_template(path, **kw):
         info = real(path, **kw)
         info.chat_template = "{{ strftime_later('%Y') }}{% for m in messages %}{{ m.content }}{% endfor %}"
         return info
-    monkeypatch.setattr(engine.models, "inspect_gguf", odd_template)
+    monkeypatch.setattr(engine.models.registry, "inspect_gguf", odd_template)
     monkeypatch.setattr("llama_cpp.Llama", lambda *a, **kw: pytest.fail("llama.cpp was started"))
     with pytest.raises(TemplateError) as e:
         LlamaRuntime(bundled_path, n_ctx=512)

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from mascot_cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def mascot(*args, env_home, input_text=None, timeout=900):
     env = {**os.environ, "MASCOT_HOME": str(env_home)}
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mascot_cli.main", *args], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=timeout, input=input_text)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from engine.personas import load_set
-from engine.scenarios import load_scenarios
+from training.scenarios import load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,7 +33,7 @@ class FakeJudge:
         return np.stack(rows)
 
     def score(self, scenario, persona, reply, others=None):
-        from engine.judge import Scores
+        from training.judges.rubric import Scores
         return Scores({"social_contribution": 5.0, "persona_consistency": 3.0}, self.name)
 
 
@@ -45,7 +45,7 @@ def _state(round_replies=()):
 
 
 def test_parse_decision_grades_the_format_like_the_app_reads_it():
-    from engine.director import Director
+    from engine.director.policies import Director
     from training.director_rewards import parse_decision
     st = _state()
     rs = st.round_state()
@@ -264,8 +264,8 @@ def test_director_config_precedence_and_cli(tmp_path):
 
 
 def test_director_prompt_is_the_apps_director_prompt():
-    from engine.director import Director
-    from engine.runtime import ChatFormat
+    from engine.director.policies import Director
+    from engine.llm.runtime import ChatFormat
     from training.director_grpo import director_prompt
     st = _state([{"speaker": "Mia", "text": "I hear you."}])
     fmt = ChatFormat(None)
@@ -298,7 +298,7 @@ def tiny_director(tmp_path_factory):
 @pytest.mark.timeout(1800)  # the CLI run (fixture) counts too; minutes on a busy shared CPU
 def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, monkeypatch):
     from engine.chat import ChatSettings, GroupChat, default_backend_factory
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     from engine.storage import Store
     from tests.helpers import events_of, run_round
     out, home = tiny_director
@@ -380,7 +380,7 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from engine.runtime import ChatFormat
+    from engine.llm.runtime import ChatFormat
     from training.base_model import build_tiny
     from training.config import BaseConfig
     from training.director_grpo import ChoiceConstraint, decision_choices, director_prompt
@@ -407,7 +407,7 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
 
 @pytest.mark.model
 def test_rollouts_of_a_grpo_group_are_decoded_together_and_cached():
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     from training.director_grpo import Rollouts
     from training.director_rewards import GroupRewarder, GroupState
     sc = load_scenarios("support", "train")[1]  # (on scenario 0 the 135M model answers as Mia: cleaned to "")
@@ -450,7 +450,7 @@ def test_rollouts_play_a_companion_with_its_own_model(tmp_path):
     so a different runtime), everyone else's on the default model, in one call."""
     import shutil
 
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     from training.director_grpo import Rollouts
     from training.director_rewards import GroupState
     mia = tmp_path / "mia.gguf"
@@ -480,7 +480,7 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from engine.runtime import ChatFormat, choice_tokens
+    from engine.llm.runtime import ChatFormat, choice_tokens
     from training.base_model import build_tiny
     from training.config import BaseConfig, LoraSettings
     from training.director_grpo import (DirectorConfig, constrained_logprobs, decision_choices, director_prompt,
@@ -539,8 +539,8 @@ def test_training_applies_the_apps_participation_prior_to_the_directors_choice(t
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from engine.director import BALANCE_PRIOR
-    from engine.runtime import ChatFormat
+    from engine.director.policies import BALANCE_PRIOR
+    from engine.llm.runtime import ChatFormat
     from training.base_model import build_tiny
     from training.config import BaseConfig
     from training.director_grpo import (ChoiceConstraint, constrained_logprobs, decision_bias, decision_choices,

@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from engine.chat import ChatSettings, GroupChat
-from engine.director import DIRECTIVE_VERBS, Director, RoundState
-from engine.runtime import GenRequest, LlamaRuntime
+from engine.director.policies import DIRECTIVE_VERBS, Director, RoundState
+from engine.llm.runtime import GenRequest, LlamaRuntime
 from family_templates import FAMILY_TEMPLATES
 from helpers import events_of, make_group
 from tiny_models import FAMILIES, build

@@ -10,7 +10,7 @@ from app import theme
 from app.config import AppSettings
 from app.get_models import BUNDLED_ID
 from app.window import MainWindow
-from engine.catalog import FIT, NO_FIT, SLOW, catalog_path, entry_need, load_catalog
+from engine.models.catalog import FIT, NO_FIT, SLOW, catalog_path, entry_need, load_catalog
 from test_hub import FILE, PATH, REPO, StandInHub
 
 GB = 10 ** 9
@@ -81,7 +81,7 @@ def one_entry_catalog(tmp_path, monkeypatch, bundled_path, **pins):
                  head_dim=64, vocab=49152, **{"sha256": None, "md5": None, **pins})
     f = tmp_path / "catalog.json"
     f.write_text(json.dumps({**data, "models": [entry], "recommend_order": ["tiny-pick"]}))
-    monkeypatch.setattr("engine.catalog.catalog_path", lambda: f)
+    monkeypatch.setattr("engine.models.catalog.catalog_path", lambda: f)
 
 
 def test_download_resumes_verifies_registers_and_is_offered_to_the_group(window, qtbot, monkeypatch, tmp_path,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.cards import import_card, persona_from_card
-from engine.cli import main
+from mascot_cli.main import main
 from engine.errors import CardError, PersonaError
 from engine.lorebook import MAX_CONTENT_CHARS, MAX_ENTRIES, MAX_KEY_CHARS
 from engine.personas import persona_from_dict

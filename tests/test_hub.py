@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.errors import Cancelled, InputError, MascotError, ModelError
-from engine.hub import OFFLINE, download_gguf, resolve_url
-from engine.models import sha256_file
+from engine.models.hub import OFFLINE, download_gguf, resolve_url
+from engine.models.registry import sha256_file
 
 MiB = 1 << 20
 

@@ -1,4 +1,4 @@
-"""Judges (engine/judge.py): agreement on hand-written clear-cut pairs, the OpenAI-compatible judge
+"""Judges (training/judges/rubric.py): agreement on hand-written clear-cut pairs, the OpenAI-compatible judge
 against a loopback stand-in server, the local GGUF judge, specs and the combination."""
 
 import json
@@ -8,10 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from engine.errors import InputError, ModelError
-from engine.judge import (DIMENSIONS, CombinedJudge, HeuristicJudge, LocalJudge, OpenAIJudge, Scores,
+from training.judges.rubric import (DIMENSIONS, CombinedJudge, HeuristicJudge, LocalJudge, OpenAIJudge, Scores,
                           agreement, load_pairs, make_judge)
 from engine.personas import load_set
-from engine.scenarios import load_scenarios
+from training.scenarios import load_scenarios
 
 # Measured on the 48 pairs (docs/judge.md): heuristic 0.9375. The threshold leaves room for
 # numeric differences across machines and library versions, not for a broken judge.

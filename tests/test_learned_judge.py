@@ -1,4 +1,4 @@
-"""The learned judge (training/judge.py) and its length-matched preference set
+"""The learned judge (training/judges/learned.py) and its length-matched preference set
 (assets/judge/preferences.jsonl): the set is what docs/judge.md says it is, the shipped weights
 meet the target on the held-out test split, and the length shortcut does not."""
 
@@ -6,10 +6,10 @@ import json
 import pytest
 
 from engine.errors import InputError
-from engine.judge import DIMENSIONS, agreement
+from training.judges.rubric import DIMENSIONS, agreement
 from engine.personas import load_set
-from engine.scenarios import load_scenarios
-from training.judge import LearnedJudge, LongerWins, load_preferences, make_judge, preferences_path
+from training.scenarios import load_scenarios
+from training.judges.learned import LearnedJudge, LongerWins, load_preferences, make_judge, preferences_path
 from training.judge_fit import TWIN_CRITERION, as_user, make_twins, matched
 
 # The acceptance target of issue 23 (docs/judge.md): overall and per flaw, on the test split.

@@ -12,7 +12,7 @@ from engine.cards import import_card
 from engine.chat import ChatSettings, GroupChat, note_head, note_lines
 from engine.lorebook import parse_book
 from engine.personas import PersonaSet
-from engine.runtime import FakeBackend
+from engine.llm.runtime import FakeBackend
 from helpers import events_of, make_group, run_round
 
 LIGHTHOUSE = "The lighthouse has been dark since 1998."

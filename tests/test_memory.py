@@ -13,7 +13,7 @@ import sqlite_utils
 from engine.chat import ChatSettings, GroupChat, note_lines
 from engine.errors import InputError, NotFound
 from engine.memory import extract_facts
-from engine.runtime import FakeBackend
+from engine.llm.runtime import FakeBackend
 from engine.storage import MIGRATIONS, Store
 from helpers import events_of, make_group, run_round
 
@@ -162,7 +162,7 @@ def test_export_all_includes_memory(store, tmp_path):
 
 
 def test_cli_data_export_includes_memory(store, tmp_path):
-    from engine.cli import main
+    from mascot_cli.main import main
     chat, _ = chat_for(store)
     run_round(chat, "I live in Leeds.")
     out = tmp_path / "all.zip"

@@ -4,7 +4,7 @@ import shutil
 import pytest
 
 from engine.errors import ModelError
-from engine.models import BUNDLED_NAME, ModelRegistry, inspect_gguf
+from engine.models.registry import BUNDLED_NAME, ModelRegistry, inspect_gguf
 
 
 def one_line(err):
@@ -101,7 +101,7 @@ def test_director_options_come_only_from_a_director_manifest(tmp_path):
     defaults in place instead of failing."""
     import json
 
-    from engine.models import director_options
+    from engine.models.registry import director_options
     gguf = tmp_path / "d.gguf"
     gguf.write_bytes(b"GGUF")
     manifest = tmp_path / "manifest.json"

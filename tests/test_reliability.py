@@ -12,7 +12,7 @@ import pytest
 
 from engine.chat import ChatSettings, GroupChat
 from engine.personas import load_set
-from engine.runtime import FakeBackend
+from engine.llm.runtime import FakeBackend
 from engine.storage import Store
 from helpers import events_of, make_group, run_round, varied
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
     env = {**os.environ, "MASCOT_HOME": str(mascot_home)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli", "chat", "--group", "support", "--policy", "all",
+        [sys.executable, "-m", "mascot_cli.main", "chat", "--group", "support", "--policy", "all",
          "--max-tokens", "200", "--json", "--say", "Tell me everything about your week, in detail."],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     finished = []
@@ -56,7 +56,7 @@ def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
     assert all(r["status"] == "done" for r in rows[1:])
     store.close()
     # the app starts again normally and the conversation continues
-    again = subprocess.run([sys.executable, "-m", "engine.cli", "chat", "--conversation", str(conv["id"]),
+    again = subprocess.run([sys.executable, "-m", "mascot_cli.main", "chat", "--conversation", str(conv["id"]),
                             "--max-speakers", "1", "--max-tokens", "16", "--json", "--say", "Still there?"],
                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert again.returncode == 0, again.stderr
@@ -92,7 +92,7 @@ def test_200_turn_conversation_and_20_conversations_stay_consistent(store):
 
 
 def test_delete_all_and_export_all(store, tmp_path):
-    from engine.cli import main
+    from mascot_cli.main import main
     for i in range(3):
         cid = store.create_conversation(title=f"c{i}", group_name="support", policy="all", max_speakers=3,
                                         members=[{"name": "Mia"}])

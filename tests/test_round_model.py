@@ -6,7 +6,7 @@ import time
 import pytest
 
 from engine.chat import ChatSettings, GroupChat
-from engine.director import Director
+from engine.director.policies import Director
 from engine.personas import load_set
 from helpers import events_of, run_round
 
@@ -234,8 +234,8 @@ def test_constrained_choice_picks_a_sensible_option_and_never_leaves_the_list(re
     """The Director's menu decisions use constrained choice decoding: the answer is always one of
     the exact option strings (also when one option is a prefix of another), greedy picks what
     the model finds likely, and sampling follows the seed."""
-    from engine.models import bundled_model_path
-    from engine.runtime import GenRequest
+    from engine.models.registry import bundled_model_path
+    from engine.llm.runtime import GenRequest
     rt = real_backend_for(str(bundled_model_path()))
     ask = [{"role": "user", "content": "What is the capital of France? Answer with the city."}]
     capitals = ["The capital of France is Paris.", "The capital of France is Tokyo.",
@@ -262,8 +262,8 @@ def test_menu_decisions_branch_once_for_the_speaker_and_once_for_the_directive(r
     (``choice_tokens``): the free turn's empty directive is then one more option where the
     directives start, not a branch of its own ("empty or not?", one more model call per
     decision). Every other option keeps its canonical tokens, and the text is unchanged."""
-    from engine.director import RoundState
-    from engine.runtime import choice_tokens
+    from engine.director.policies import RoundState
+    from engine.llm.runtime import choice_tokens
     rt = real_backend_for()
     tokenize = lambda text: rt.llm.tokenize(text.encode(), add_bos=False, special=False)
     group = load_set("support")
@@ -293,8 +293,8 @@ def test_trimmed_conversation_shifts_the_cache_instead_of_reading_everything_aga
     """When the chat drops its oldest turns to fit the context, the kept turns' KV cells are
     shifted (llama.cpp context shift), so the next turn evaluates only what is new, and the
     companion still answers from the kept context."""
-    from engine.models import bundled_model_path
-    from engine.runtime import GenRequest
+    from engine.models.registry import bundled_model_path
+    from engine.llm.runtime import GenRequest
     rt = real_backend_for(str(bundled_model_path()))
     system = {"role": "system", "content": "You are Mia, a friendly geography buff in a group chat."}
     old = [{"role": "user", "content": f"Alex: Random note number {i}: I walked {i} km along the river "
@@ -320,7 +320,7 @@ def test_companions_switched_out_and_back_continue_exactly_where_they_left_off(r
     out, each into its own reused buffer). Their greedy replies are exactly those of each
     companion talking alone with its cache never swapped out, through growing prompts and a
     shorter one (the buffer then holds less than before); a turn reads only what is new."""
-    from engine.runtime import GenRequest
+    from engine.llm.runtime import GenRequest
     rt = real_backend_for()
     lines = ["I moved to a new city last month.", "I don't know anyone here yet.",
              "Work keeps me busy until late.", "Maybe I should join a running club?"]
@@ -378,8 +378,8 @@ def test_choice_bias_weighs_the_options_and_the_director_turns_to_a_quieter_comp
     what the model finds likely, an even one changes nothing. With it the Director, on the
     bundled model, gives the turn to someone else when the companion it would pick has already
     replied more than the others; without the prior it picks that companion again."""
-    from engine.director import BALANCE_PRIOR, RoundState
-    from engine.runtime import GenRequest
+    from engine.director.policies import BALANCE_PRIOR, RoundState
+    from engine.llm.runtime import GenRequest
     rt = real_backend_for()
     ask = [{"role": "user", "content": "What is the capital of France? Answer with the city."}]
     capitals = ["The capital of France is Paris.", "The capital of France is Tokyo.",
@@ -421,7 +421,7 @@ def test_a_trained_director_is_decoded_as_its_manifest_says(store, real_backend_
     import json
     import shutil
 
-    from engine.director import BALANCE_PRIOR, RoundState
+    from engine.director.policies import BALANCE_PRIOR, RoundState
     export = tmp_path / "export"
     export.mkdir()
     trained = export / "director-support-grpo-q8_0.gguf"

@@ -6,9 +6,9 @@ import threading
 import pytest
 
 from engine.chat import ChatSettings, GroupChat, clean_reply, sanitize_user_text
-from engine.director import Director, RoundState, find_addressed
+from engine.director.policies import Director, RoundState, find_addressed
 from engine.errors import InputError
-from engine.runtime import FakeBackend
+from engine.llm.runtime import FakeBackend
 from helpers import events_of, make_group, run_round, varied
 
 
@@ -255,7 +255,7 @@ def test_director_reads_the_gist_of_replies_and_the_users_words_whole():
     """The Director's prompt shows each companion reply's first sentence (at most
     DIRECTOR_REPLY_CHARS characters) and every user message in full; companions still read
     each other's whole replies."""
-    from engine.director import DIRECTOR_REPLY_CHARS, reply_gist
+    from engine.director.policies import DIRECTOR_REPLY_CHARS, reply_gist
     assert reply_gist("Oh no. That sounds hard, and I am sorry it happened today.") == \
         "Oh no. That sounds hard, and I am sorry it happened today."          # short: whole
     long = ("That sounds exhausting. I wonder whether the meeting on Monday made it worse, because "
@@ -322,7 +322,7 @@ def test_streaming_shows_early_and_never_shows_what_cleanup_cuts(raw):
 
 
 def test_runtime_holds_back_only_what_may_still_become_a_stop_string():
-    from engine.runtime import stop_prefix_len
+    from engine.llm.runtime import stop_prefix_len
     stops = ["\nTheo:", "<|im_end|>", "\n**Theo"]
     assert stop_prefix_len("I hear you", stops) == 0                  # shown at once
     assert stop_prefix_len("I hear you.\nThe", stops) == 4            # may become "\nTheo:"
@@ -337,7 +337,7 @@ def test_an_open_message_renders_as_a_prefix_of_the_finished_one():
     """The Director reads the opening of the user's next message ahead of time
     (``GenRequest(open_last=True)``): that rendering must be a prefix of what the finished
     message renders to, or the read-ahead is wasted."""
-    from engine.runtime import ChatFormat
+    from engine.llm.runtime import ChatFormat
     fmt = ChatFormat(None)
     head = [{"role": "system", "content": "You are the Director."}, {"role": "user", "content": "Mia: Hi."}]
     opening = fmt.render_open(head + [{"role": "user", "content": "(Replies so far: Mia 1)\nUser:"}])
@@ -368,7 +368,7 @@ def test_the_director_weighs_down_a_companion_who_has_replied_more_than_a_quiete
     allow, counted over the whole conversation (this round included); none when all are even."""
     from types import SimpleNamespace
 
-    from engine.director import BALANCE_PRIOR, balance_bias, replies_so_far
+    from engine.director.policies import BALANCE_PRIOR, balance_bias, replies_so_far
     talk = varied("hello there")
     fake = FakeBackend(lambda req: req.choices[0] if req.choices else talk(req))
     fake.info = SimpleNamespace(parameters=135_000_000)  # a model under 1B: menu decisions
@@ -401,7 +401,7 @@ def test_a_free_text_director_weighs_down_a_companion_who_has_replied_more():
     grammar-constrained request, as before; with someone ahead, the speaker is first chosen as a
     constrained choice carrying the prior (END too, once the round may end), and the directive
     is then written under a grammar that allows only that speaker."""
-    from engine.director import BALANCE_PRIOR, END, Director, RoundState
+    from engine.director.policies import BALANCE_PRIOR, END, Director, RoundState
     seen = []
 
     def reply(req):

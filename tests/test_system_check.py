@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import llama_check
-from engine.llama_check import LlamaUnusable
+from engine.llm import check as llama_check
+from engine.llm.check import LlamaUnusable
 
 ROOT = Path(__file__).resolve().parent.parent
 SIGILL_SELF = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGILL)"]
@@ -82,13 +82,13 @@ def test_other_crashes_and_errors_are_one_line(probe_cache, bundled_path, monkey
 
 
 def test_loading_a_model_reports_the_probe_instead_of_crashing(refusing_cpu, bundled_path):
-    from engine.runtime import LlamaRuntime
+    from engine.llm.runtime import LlamaRuntime
     with pytest.raises(LlamaUnusable):
         LlamaRuntime(bundled_path, n_ctx=256, n_threads=1)
 
 
 def test_the_cli_shows_one_line(refusing_cpu, capsys):
-    from engine.cli import main
+    from mascot_cli.main import main
     code = main(["chat", "--say", "hello", "--no-save", "--no-color"])
     err = capsys.readouterr().err.strip()
     assert code == 1
@@ -152,7 +152,7 @@ def test_without_a_display_the_app_exits_with_one_line(tmp_path):
 
 @pytest.mark.model
 def test_doctor_reports_build_cpu_probe_data_and_models(probe_cache, bundled_path, tmp_path, capsys):
-    from engine.cli import main
+    from mascot_cli.main import main
     damaged = tmp_path / "damaged.gguf"
     shutil.copyfile(bundled_path, damaged)
     assert main(["models", "add", str(damaged), "--name", "damaged"]) == 0

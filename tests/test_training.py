@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InputError
-from engine.judge import DIMENSIONS, parse_scores
+from training.judges.rubric import DIMENSIONS, parse_scores
 from engine.personas import load_set
-from engine.scenarios import DOMAINS, GROUP_FOR_DOMAIN, USER, load_scenarios
+from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, USER, load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +55,7 @@ def test_scenario_splits_are_disjoint_and_filtered():
 
 def test_training_contexts_use_the_train_split_and_the_apps_prompt():
     from engine.chat import ChatSettings, GroupChat, TranscriptItem
-    from engine.runtime import FakeBackend
+    from engine.llm.runtime import FakeBackend
     from training.contexts import build_contexts
     ctxs = build_contexts("support", ["Mia"], split="train", limit=3)
     held = {s.id for s in load_scenarios("support", "heldout")}
@@ -209,7 +209,7 @@ def test_tiny_pipeline_exports_a_gguf_that_llama_cpp_runs(tiny_run):
 
 @pytest.mark.slow
 def test_tiny_pipeline_manifest_fidelity_and_registry(tiny_run, monkeypatch):
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     from engine.storage import Store
     out, home, summary, _cmd, _env = tiny_run
     manifest = json.loads((out / "export" / "Mia" / "manifest.json").read_text())

@@ -136,7 +136,7 @@ def _heads_from(base: Path) -> tuple[str, int, int]:
             raise TrainError(f"{f}: unreadable model config ({type(e).__name__}).") from None
     if base.is_file():
         from engine.errors import ModelError
-        from engine.models import gguf_fields
+        from engine.models.registry import gguf_fields
         try:
             head = gguf_fields(base, ("general.architecture", "general.type"))
             arch = str(head["general.architecture"] or "")

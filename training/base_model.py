@@ -37,7 +37,7 @@ def base_gguf(out: Path) -> Path:
 def _bundled_tokenizer(tmp: Path) -> Any:
     from transformers import AutoTokenizer
 
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     gguf = bundled_model_path()
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
@@ -87,7 +87,7 @@ def build_tiny(cfg: BaseConfig, dest: Path, seed: int = 0) -> None:
 
 def fetch_source(source: str, dest: Path) -> str:
     """Fill ``dest`` with an HF model folder from ``source``; returns a description of it."""
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     if source in ("bundled", "default", ""):
         gguf = bundled_model_path()
         dequantize_gguf(gguf, dest)

@@ -172,10 +172,10 @@ def summary(out: Path) -> dict[str, Any]:
 
 
 def judge_agreement(specs: list[str], json_path: str | None, pair_set: str = "smoke") -> list[dict[str, Any]]:
-    from engine.judge import agreement, load_pairs
+    from training.judges.rubric import agreement, load_pairs
 
     from training.common import progress
-    from training.judge import LongerWins, load_preferences, make_judge
+    from training.judges.learned import LongerWins, load_preferences, make_judge
     pairs = load_pairs() if pair_set == "smoke" else load_preferences(pair_set)
     results = []
     for spec in specs:

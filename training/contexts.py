@@ -16,8 +16,8 @@ from typing import Any
 
 from engine.chat import ChatSettings, GroupChat, TranscriptItem, clean_reply
 from engine.personas import Persona, PersonaSet, load_set
-from engine.runtime import ChatFormat, FakeBackend
-from engine.scenarios import GROUP_FOR_DOMAIN, USER, Scenario, load_scenarios
+from engine.llm.runtime import ChatFormat, FakeBackend
+from training.scenarios import GROUP_FOR_DOMAIN, USER, Scenario, load_scenarios
 
 
 @dataclass
@@ -99,5 +99,5 @@ def build_contexts(group_name: str, personas: list[str], *, split: str, domain: 
 
 
 def chat_template_of(gguf_path: Any) -> str:
-    from engine.models import inspect_gguf
+    from engine.models.registry import inspect_gguf
     return inspect_gguf(gguf_path, compute_hash=False).chat_template

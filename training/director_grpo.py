@@ -20,7 +20,7 @@ Steps (each writes a sub-folder of OUT with ``config.json`` and ``DONE``; finish
 4. ``export/``    merge, GGUF f16 (llama.cpp converter), quantize, fidelity check (training/export.py),
                   ``manifest.json`` with ``"role": "director"``, registered as ``PREFIX-GROUP-grpo``.
 5. ``eval/``      held-out states: mean group reward and each component for the trained Director,
-                  the untrained Director (both run by ``engine.director.Director`` in llama.cpp with
+                  the untrained Director (both run by ``engine.director.policies.Director`` in llama.cpp with
                   the app's grammar) and round-robin; ``eval/metrics.json``.
 
 Decisions are sampled under the same constraint the app uses: in "menu" mode (models under 1B
@@ -34,7 +34,7 @@ is rewarded.
 
 Simplifications (honest list): The reward is per decision (one rolled-out reply), not over a
 whole round. ``beta`` (KL to the base model) defaults to 0. The judge is the offline learned
-judge (training/judge.py). With a 135M model the Director runs in "menu" mode (directive chosen from a list), as in
+judge (training/judges/learned.py). With a 135M model the Director runs in "menu" mode (directive chosen from a list), as in
 the app.
 """
 
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine.director import BALANCE_PRIOR
+from engine.director.policies import BALANCE_PRIOR
 
 from training.common import TrainError, grpo_history, is_done, mark_done, read_json, sha256_file, write_json
 from training.config import BaseConfig, LoraSettings, from_dict, merge, opt, read_yaml, save_config, to_dict
@@ -114,7 +114,7 @@ class DirectorConfig:
     warm_start_lr: float = opt(3e-4, "Learning rate of the table warm start (LoRA).")
     init_adapter: str = opt("", "Start GRPO from this saved LoRA adapter folder (e.g. OUT/director/adapter of an "
                                 "earlier run on the same base) instead of a fresh LoRA: continue a run in parts.")
-    balance_prior: float = opt(BALANCE_PRIOR, "The app's participation prior (engine.director.BALANCE_PRIOR, nats per reply "
+    balance_prior: float = opt(BALANCE_PRIOR, "The app's participation prior (engine.director.policies.BALANCE_PRIOR, nats per reply "
                                     "beyond the quietest allowed companion), applied to the Director's choice in "
                                     "training and evaluation as in the app. 0 = off. It is written to the export's "
                                     "manifest, and the app decodes the exported Director with it.")
@@ -188,7 +188,7 @@ class Rollouts:
 
     def __init__(self, model_path: str | Path, max_tokens: int, n_threads: int | None = None, seed: int = 0,
                  models: dict[str, str] | None = None):
-        from engine.runtime import RuntimePool
+        from engine.llm.runtime import RuntimePool
         self.pool = RuntimePool(n_ctx=2048, n_threads=n_threads)
         self.path = str(model_path)
         self.models = dict(models or {})
@@ -225,7 +225,7 @@ class Rollouts:
         return (result[0] if result else "").strip()
 
     def many(self, items: list[tuple[Any, ...]]) -> list[str]:
-        """Several rollouts decoded together (engine.batch), each kept as the chat keeps a reply
+        """Several rollouts decoded together (engine.llm.batch), each kept as the chat keeps a reply
         (``GroupChat.finish_reply``). Items are (state, speaker, directive[, sample]); same
         prompts and settings as ``__call__``; the sampled texts differ from one-at-a-time
         rollouts only in the random draws."""
@@ -239,7 +239,7 @@ class Rollouts:
         return texts
 
     def _many(self, path: str, items: list[tuple[Any, ...]]) -> list[str]:
-        from engine.batch import BatchGenerator
+        from engine.llm.batch import BatchGenerator
         from engine.chat import copies, retry_request, turn_note
         chats, reqs = [], []
         for state, speaker, directive, *rest in items:
@@ -272,9 +272,9 @@ class Rollouts:
 
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
-    from engine.director import RoundRobin
+    from engine.director.policies import RoundRobin
     from engine.personas import load_set
-    from engine.scenarios import load_scenarios
+    from training.scenarios import load_scenarios
 
     from training.contexts import domain_for
     from training.director_rewards import GroupState
@@ -300,7 +300,7 @@ def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
 def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
     """States saved in ``states/states.json`` (scenario id + this round's replies)."""
     from engine.personas import load_set
-    from engine.scenarios import load_scenarios
+    from training.scenarios import load_scenarios
 
     from training.contexts import domain_for
     from training.director_rewards import GroupState
@@ -312,12 +312,12 @@ def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
 
 
 def director_prompt(state: Any, fmt: Any) -> str:
-    from engine.director import Director
+    from engine.director.policies import Director
     return fmt.render(Director.messages(state.round_state(), state.transcript()))
 
 
 def directive_mode(cfg: DirectorConfig, n_params: int) -> str:
-    from engine.director import SMALL_MODEL_PARAMS
+    from engine.director.policies import SMALL_MODEL_PARAMS
     if cfg.directive_mode != "auto":
         return cfg.directive_mode
     return "menu" if 0 < n_params < SMALL_MODEL_PARAMS else "free"
@@ -330,13 +330,13 @@ def _state_rows(states: list[Any]) -> list[dict[str, Any]]:
 # -- the run -----------------------------------------------------------------------------------------
 
 def run(cfg: DirectorConfig) -> dict[str, Any]:
-    from engine.models import bundled_model_path
-    from engine.runtime import ChatFormat
+    from engine.models.registry import bundled_model_path
+    from engine.llm.runtime import ChatFormat
 
     from training import base_model
     from training.contexts import chat_template_of
     from training.director_rewards import GroupRewarder
-    from training.judge import make_judge
+    from training.judges.learned import make_judge
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     save_config(out, cfg)
@@ -352,7 +352,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
                        models=companion_models(cfg))
     judge = make_judge(cfg.judge)
     if not hasattr(judge, "embed"):
-        from engine.judge import HeuristicJudge
+        from training.judges.rubric import HeuristicJudge
         embedder = HeuristicJudge()
         judge.embed = embedder.embed  # type: ignore[attr-defined]
     fmt = ChatFormat(chat_template_of(base_model.base_gguf(out)) or None)
@@ -523,7 +523,7 @@ def table_summary(table: dict[str, dict[str, dict[str, float]]], states: list[An
                   weights: dict[str, float]) -> dict[str, Any]:
     """Per state: the group reward of every allowed decision, the best one, the average (what a
     uniformly random valid decision scores) and round-robin's; and their means over states."""
-    from engine.director import Director, RoundRobin
+    from engine.director.policies import Director, RoundRobin
     rows = []
     for s in states:
         rewards = {c: round(r, 4) for c, r in table_rewards(table[s.id], weights).items()}
@@ -560,16 +560,16 @@ def policy_model(cfg: DirectorConfig, hf: Path) -> Any:
 
 def decision_choices(state: Any) -> list[str]:
     """The exact decision strings the app's Director may produce in this state (menu mode)."""
-    from engine.director import Director
+    from engine.director.policies import Director
     rs = state.round_state()
     return Director.choices(rs, rs.allowed(), rs.may_end())
 
 
 def decision_bias(state: Any, strength: float, choices: list[str] | None = None) -> list[float] | None:
-    """The app's participation prior (``engine.director.balance_bias``) for each of ``choices``
+    """The app's participation prior (``engine.director.policies.balance_bias``) for each of ``choices``
     (default ``decision_choices(state)``); None when it changes nothing (strength 0, or no one
     quieter)."""
-    from engine.director import Director, balance_bias
+    from engine.director.policies import Director, balance_bias
     bias = balance_bias(state.round_state(), state.transcript(), strength)
     return Director.choice_bias(decision_choices(state) if choices is None else choices, bias)
 
@@ -596,7 +596,7 @@ def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str],
 
     import torch
 
-    from engine.runtime import choice_tokens
+    from engine.llm.runtime import choice_tokens
     if bias is not None:
         lp = constrained_logprobs(model, tok, prompt, choices) + torch.tensor(bias, dtype=torch.float32)
         return lp - torch.logsumexp(lp, dim=0)
@@ -690,7 +690,7 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[Any, ...]], *, epoc
     history: list[dict[str, Any]] = []
     t0 = time.perf_counter()
 
-    from engine.runtime import choice_tokens
+    from engine.llm.runtime import choice_tokens
     tokens = [[choice_tokens(c, lambda p: tok(p, add_special_tokens=False)["input_ids"]) for c in it[1]]
               for it in items]
     bias = [it[2] if len(it) > 2 else None for it in items]
@@ -755,7 +755,7 @@ class ChoiceConstraint:
 
     def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]],
                  bias_by_prompt: dict[str, list[float] | None] | None = None):
-        from engine.runtime import bias_potential, choice_tokens
+        from engine.llm.runtime import bias_potential, choice_tokens
         self.eos = tok.eos_token_id
         self.tries: dict[tuple[int, ...], dict] = {}
         self.phi: dict[int, float] = {}  # id(trie node) -> the largest bias below it (bias_potential)
@@ -911,8 +911,8 @@ def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mod
 def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -> Path:
     """Held-out states: the app's Director (grammar, greedy) on the base and on the trained GGUF,
     and round-robin, scored with the same components and weights."""
-    from engine.director import Director, RoundRobin
-    from engine.runtime import LlamaRuntime
+    from engine.director.policies import Director, RoundRobin
+    from engine.llm.runtime import LlamaRuntime
 
     from training.base_model import base_gguf
     from training.director_rewards import COMPONENTS, total

@@ -5,7 +5,7 @@ message and the companions who already replied this round (with their replies). 
 *decision* is the JSON the app's Director writes, ``{"speaker": NAME|"END", "directive": TEXT}``.
 
 ``GroupRewarder.evaluate(state, completion)`` parses the decision exactly as the app does
-(``engine.director``: speaker must be one of the allowed names, END only when the round may end;
+(``engine.director.policies``: speaker must be one of the allowed names, END only when the round may end;
 the exact format also needs a menu directive in "menu" mode or the grammar's pattern in "free"
 mode). An unparsable decision gets ``format = 0`` and is played out the way the app plays one
 out: the first allowed speaker with no directive (see ``parse_decision`` for partial credit).
@@ -27,7 +27,7 @@ round may end) has no reply: it scores ``end_reward`` on every content component
 
 Simplification vs the paper: the reward is computed per decision (one step of the round, one
 rolled-out reply), not over a whole rolled-out round, and the judge is the offline learned judge
-(training/judge.py, validated on length-matched pairs in docs/judge.md) rather than a large LLM judge.
+(training/judges/learned.py, validated on length-matched pairs in docs/judge.md) rather than a large LLM judge.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from engine.director import DIRECTIVE_VERBS, END, Director, RoundState, clean_directive
+from engine.director.policies import DIRECTIVE_VERBS, END, Director, RoundState, clean_directive
 
 COMPONENTS = ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format")
 _FREE_DIRECTIVE = re.compile("^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$")
@@ -48,14 +48,14 @@ _FREE_DIRECTIVE = re.compile("^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{
 class GroupState:
     """One decision point: everything the Director sees, plus the scenario for the judge."""
     id: str
-    scenario: Any                                   # engine.scenarios.Scenario
+    scenario: Any                                   # training.scenarios.Scenario
     group: Any                                      # engine.personas.PersonaSet
     round_replies: list[dict[str, str]] = field(default_factory=list)  # [{"speaker", "text"}] this round
     max_speakers: int = 3
     min_speakers: int = 3
 
     def round_state(self) -> RoundState:
-        from engine.director import find_addressed
+        from engine.director.policies import find_addressed
         names = self.group.names
         last = next((h["speaker"] for h in reversed(self.scenario.history) if h["speaker"] in names), None)
         return RoundState(members=list(self.group.members), user_name="User",
@@ -243,7 +243,7 @@ class GroupRewarder:
         valid decision. If the split oracle is no better than round-robin, the reward holds no
         state-dependent signal a Director could learn beyond what round-robin already does.
         None with fewer than 2 samples."""
-        from engine.director import NO_DIRECTIVE, RoundRobin
+        from engine.director.policies import NO_DIRECTIVE, RoundRobin
         if self.samples < 2:
             return None
         sums: dict[str, list[float]] = {"split_oracle": [], "split_oracle_free_turns": [],

@@ -29,8 +29,8 @@ def eval_dir(out: Path) -> Path:
 def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
     import json
 
-    from training.judge import make_judge
-    from engine.runtime import GenRequest, LlamaRuntime
+    from training.judges.learned import make_judge
+    from engine.llm.runtime import GenRequest, LlamaRuntime
 
     from training.base_model import base_gguf
     from training.contexts import build_contexts, chat_template_of

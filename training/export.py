@@ -159,7 +159,7 @@ def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
 
 def register(files: dict[str, Path], name: str) -> dict[str, str]:
     """Add the exported GGUF (Q8_0 when there is one, else f16) to the app's model registry."""
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     from engine.storage import Store
     store = Store()
     try:

@@ -1,4 +1,4 @@
-"""Fit the learned judge (training/judge.py) and measure it on the held-out test split.
+"""Fit the learned judge (training/judges/learned.py) and measure it on the held-out test split.
 
 ::
 
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from engine.judge import DIMENSIONS, PreferencePair
+from training.judges.rubric import DIMENSIONS, PreferencePair
 
-from training.judge import FEATURES, FeatureMaker, load_preferences, weights_path
+from training.judges.learned import FEATURES, FeatureMaker, load_preferences, weights_path
 
 # Twin kinds and the MASCOT dimension each one offends.
 TWIN_CRITERION = {
@@ -38,7 +38,7 @@ TWIN_CRITERION = {
     "twin-other-scenario": "response_relevance",
     "twin-repeat": "social_contribution",
 }
-# Generic replies for twins (kept apart from the judge's own anchor sentences in training/judge.py).
+# Generic replies for twins (kept apart from the judge's own anchor sentences in training/judges/learned.py).
 TEMPLATES = (
     "Thank you for sharing that with us.", "I hear you.", "That is a lot to deal with.",
     "It's completely understandable to feel that way.", "Everyone goes through things like this sometimes.",
@@ -235,7 +235,7 @@ def fit(train: Sequence[PreferencePair], dev: Sequence[PreferencePair], maker: F
 
 def context_maps(pairs: Sequence[PreferencePair]) -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
     from engine.personas import load_set
-    from engine.scenarios import load_scenarios
+    from training.scenarios import load_scenarios
     scenarios = {s.id: s for s in load_scenarios()}
     members: dict[tuple[str, str], Any] = {}
     for group in {scenarios[p.scenario].group for p in pairs}:
@@ -249,9 +249,9 @@ def run(out: str | Path | None = None, seed: int = 0, twins: bool = True, audit:
 
     ``audit=True`` fits the audit judge instead: the dev split only, no twins, a fixed L2 (nothing
     is left to choose it on), written to assets/judge/audit.json unless ``out`` says otherwise."""
-    from engine.judge import HeuristicJudge, agreement
+    from training.judges.rubric import HeuristicJudge, agreement
 
-    from training.judge import LearnedJudge, audit_path
+    from training.judges.learned import LearnedJudge, audit_path
     pairs = load_preferences()
     train = [p for p in pairs if p.split == ("dev" if audit else "train")]
     dev = [] if audit else [p for p in pairs if p.split == "dev"]

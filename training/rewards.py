@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from engine.chat import clean_reply
-from engine.scenarios import USER
+from training.scenarios import USER
 
 RewardFn = Callable[..., list[float]]
 REWARDS: dict[str, Callable[[dict[str, Any]], RewardFn]] = {}

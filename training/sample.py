@@ -4,9 +4,9 @@
 
 Replies are sampled with llama.cpp from ``OUT/base/base-f16.gguf`` (far faster than HF generation
 on CPU), with the app's own prompt and cleanup, then scored 1-5 on the five MASCOT dimensions by
-the judge (``engine.judge``). Only the scenario ``train`` split is used.
+the judge (``training.judges.rubric``). Only the scenario ``train`` split is used.
 
-The K replies of one context are decoded together (``engine.batch.BatchGenerator``: one
+The K replies of one context are decoded together (``engine.llm.batch.BatchGenerator``: one
 llama.cpp step advances all K, and the shared prompt is evaluated once); with
 ``MASCOT_BATCH=0``, or when llama.cpp cannot create the batch context, they are generated one
 after the other as before. Every reply has its own seed, so runs are reproducible in either
@@ -55,8 +55,8 @@ def sampled_personas(out: Path) -> list[str]:
 
 
 def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
-    from training.judge import make_judge
-    from engine.runtime import GenRequest, LlamaRuntime
+    from training.judges.learned import make_judge
+    from engine.llm.runtime import GenRequest, LlamaRuntime
 
     from training.base_model import base_dir, base_gguf
     folder = samples_dir(out)
@@ -109,7 +109,7 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
 def batch_generator(runtime: Any, k: int, n_ctx: int) -> Any:
     """A ``BatchGenerator`` for the K replies of a context, or None for one-by-one generation
     (K = 1, ``MASCOT_BATCH=0``, or llama.cpp could not create the context: a note on stderr)."""
-    from engine.batch import BatchGenerator
+    from engine.llm.batch import BatchGenerator
     from engine.errors import ModelError
     if k < 2 or os.environ.get("MASCOT_BATCH", "1") == "0":
         return None

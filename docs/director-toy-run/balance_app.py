@@ -9,10 +9,10 @@ import math
 import os
 
 from engine.chat import ChatSettings, GroupChat
-from engine.models import bundled_model_path
+from engine.models.registry import bundled_model_path
 from engine.personas import load_set
-from engine.runtime import RuntimePool
-from engine.scenarios import load_scenarios
+from engine.llm.runtime import RuntimePool
+from training.scenarios import load_scenarios
 
 MAXS = [int(x) for x in os.environ.get("MAXS", "1,2").split(",")]
 PRIORS = [float(x) for x in os.environ.get("PRIORS", "0,3,6,10").split(",")]

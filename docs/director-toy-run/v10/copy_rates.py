@@ -2,7 +2,7 @@
 reply) and directive (empty and copy rates). Usage: python copy_rates.py (from the repository root)."""
 import json, collections
 from training.director_grpo import DirectorConfig, Rollouts, load_states
-from engine.models import bundled_model_path
+from engine.models.registry import bundled_model_path
 from engine.chat import copies
 cfg = DirectorConfig()
 st = json.load(open("runs/director-v9/states/states.json"))

@@ -4,10 +4,10 @@ Three retries each; counts copies, empty replies and the group reward of the kep
 import json, collections, statistics as st, time
 from training.director_grpo import DirectorConfig, Rollouts, load_states, _weights
 from training.director_rewards import GroupRewarder, total
-from engine.judge import HeuristicJudge
-from engine.models import bundled_model_path
+from training.judges.rubric import HeuristicJudge
+from engine.models.registry import bundled_model_path
 from engine.chat import copies, retry_request
-from engine.batch import BatchGenerator
+from engine.llm.batch import BatchGenerator
 cfg = DirectorConfig()
 stj = json.load(open("runs/director-v9/states/states.json"))
 states = {s.id: s for s in load_states(cfg, stj["train"] + stj["heldout"])}

@@ -9,9 +9,9 @@ import statistics as st
 import sys
 from pathlib import Path
 
-from engine.director import Director
-from engine.models import bundled_model_path
-from engine.judge import HeuristicJudge
+from engine.director.policies import Director
+from engine.models.registry import bundled_model_path
+from training.judges.rubric import HeuristicJudge
 from training.director_grpo import DirectorConfig, Rollouts, _weights, load_states
 from training.director_rewards import GroupRewarder, parse_decision, total
 

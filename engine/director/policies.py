@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.runtime import Backend, GenRequest
+from engine.llm.runtime import Backend, GenRequest
 
 if TYPE_CHECKING:
     from engine.personas import Persona
@@ -469,7 +469,7 @@ class Director(Policy):
 def make_policy(name: str, backend: Backend | None = None, seed: int | None = None,
                 **director: Any) -> Policy:
     """The policy called ``name``. ``director`` holds Director options (``directive_mode``,
-    ``balance_prior``: ``engine.models.director_options`` reads them from a trained Director's
+    ``balance_prior``: ``engine.models.registry.director_options`` reads them from a trained Director's
     manifest); the other policies take none."""
     from engine.errors import InputError
     if name == "director":

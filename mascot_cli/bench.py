@@ -66,8 +66,8 @@ USER_LINES = [
 
 
 def _mem() -> dict[str, float]:
-    """RSS and PSS in MB (engine.adapters reads /proc/self/smaps_rollup); peak RSS elsewhere."""
-    from engine.adapters import _mem_kb
+    """RSS and PSS in MB (engine.llm.adapters reads /proc/self/smaps_rollup); peak RSS elsewhere."""
+    from engine.llm.adapters import _mem_kb
     kb = _mem_kb()
     if kb["rss"]:
         return {"rss_mb": kb["rss"] / 1024, "pss_mb": kb["pss"] / 1024}
@@ -96,7 +96,7 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
 
 
 def _raw_llama(model_path: str, n_ctx: int, threads: int) -> Any:
-    """A plain ``llama_cpp.Llama`` with the app runtime's settings (engine.runtime.LlamaRuntime)."""
+    """A plain ``llama_cpp.Llama`` with the app runtime's settings (engine.llm.runtime.LlamaRuntime)."""
     import llama_cpp
     return llama_cpp.Llama(model_path=model_path, n_ctx=n_ctx, n_batch=256, n_threads=threads,
                            n_threads_batch=threads, seed=1, verbose=False)
@@ -217,7 +217,7 @@ class RawDecodeProbe:
     context adds."""
 
     def __init__(self, model_path: str | None, n_ctx: int, threads: int, gen_tokens: int = 32):
-        from engine.models import bundled_model_path
+        from engine.models.registry import bundled_model_path
         self.llm = _raw_llama(str(model_path or bundled_model_path()), n_ctx, threads)
         self.long = self.llm.tokenize((" ".join(USER_LINES) * 24).encode())
         self.gen_tokens = gen_tokens
@@ -259,10 +259,10 @@ def _cold_start(threads: int, n_ctx: int) -> float:
 
 
 def batch_speed(model: str, threads: int) -> dict[str, Any]:
-    """Batched vs one-after-the-other generation of 4 independent replies (engine.batch):
+    """Batched vs one-after-the-other generation of 4 independent replies (engine.llm.batch):
     4 different prompts, and 4 samples of one prompt (the training case)."""
-    from engine.batch import batch_throughput
-    from engine.runtime import LlamaRuntime
+    from engine.llm.batch import batch_throughput
+    from engine.llm.runtime import LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
     try:
         return {"different_prompts": batch_throughput(rt, n_seq=4, max_tokens=48),
@@ -278,9 +278,9 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
     live slot, load another) with slots of that size, the copy the lane avoids twice per decision.
     The lane gets the size ``GroupChat`` gives the Director's lane (half the context)."""
     import dataclasses
-    from engine.adapters import _mem_kb
+    from engine.llm.adapters import _mem_kb
     from engine.chat import director_lane_ctx
-    from engine.runtime import GenRequest, LlamaRuntime
+    from engine.llm.runtime import GenRequest, LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=n_ctx, n_threads=threads)
     try:
         line = "User: I keep thinking about what my friend said at dinner, and I can't let it go. "
@@ -304,15 +304,15 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
 
 
 def adapter_speed(model: str, threads: int) -> dict[str, Any]:
-    """Per-persona LoRA adapters over one shared base (engine.adapters): memory and switch cost,
+    """Per-persona LoRA adapters over one shared base (engine.llm.adapters): memory and switch cost,
     with a synthetic rank-16 adapter written for the model (bench only; real adapters come from
     ``mascot-train``)."""
     try:
-        from engine.adapters import adapter_costs, synthetic_adapter
+        from engine.llm.adapters import adapter_costs, synthetic_adapter
     except ImportError as e:  # pragma: no cover - adapters are part of the engine
         return {"error": str(e)}
     import tempfile
-    from engine.runtime import LlamaRuntime
+    from engine.llm.runtime import LlamaRuntime
     with tempfile.TemporaryDirectory() as tmp:
         path = synthetic_adapter(model, Path(tmp) / "bench-lora.gguf", rank=16)
         rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
@@ -327,8 +327,8 @@ def _median(xs: list[float]) -> float:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from engine.models import bundled_model_path
-    from engine.runtime import default_threads
+    from engine.models.registry import bundled_model_path
+    from engine.llm.runtime import default_threads
     threads = args.threads or default_threads()
     n_ctx = args.n_ctx
     rounds = args.rounds or (10 if args.quick else 30)
@@ -371,7 +371,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     director_share = sum(r["director_s"] for r in conv["rounds"]) / max(1e-6, round_s)
     mem = {}
     for n in (1, 4):
-        out = subprocess.run([sys.executable, "-m", "engine.bench", "--probe", str(n), "--threads",
+        out = subprocess.run([sys.executable, "-m", "mascot_cli.bench", "--probe", str(n), "--threads",
                               str(threads), "--n-ctx", str(n_ctx)], capture_output=True, text=True, timeout=900)
         mem[n] = json.loads(out.stdout.strip().splitlines()[-1])
     cold = _cold_start(threads, n_ctx)
@@ -425,7 +425,7 @@ def _conversation_figures(conv: dict[str, Any]) -> dict[str, float]:
 def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
     """The conversation alone, memory off then on (same model, threads and script): prefill
     ratio, round time and time to first token, and how much the notes add."""
-    from engine.runtime import default_threads
+    from engine.llm.runtime import default_threads
     threads = args.threads or default_threads()
     rounds = args.rounds or 10
     out: dict[str, Any] = {"threads": threads, "n_ctx": args.n_ctx, "rounds": rounds,
@@ -555,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
     from engine.doctor import _cpu_name
-    from engine.llama_check import build_features
+    from engine.llm.check import build_features
     r["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(),
                     "llama_build": [k for k, on in build_features().items() if on]}
     print(table(r))

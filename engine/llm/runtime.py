@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
-from engine.chat_format import CHATML, ChatFormat, TemplateError  # noqa: F401 (re-exported)
+from engine.llm.chat_format import CHATML, ChatFormat, TemplateError  # noqa: F401 (re-exported)
 from engine.errors import Cancelled, ModelError
 
 # -- requests and results ---------------------------------------------------------------------
@@ -148,7 +148,7 @@ class Backend(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
-# -- chat formatting: engine/chat_format.py ----------------------------------------------------
+# -- chat formatting: engine/llm/chat_format.py ----------------------------------------------------
 
 # -- llama.cpp --------------------------------------------------------------------------------
 
@@ -177,10 +177,10 @@ class LlamaRuntime:
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int | None = None,
                  seed: int = 1234, max_slots: int = 16):
-        from engine.models import inspect_gguf
+        from engine.models.registry import inspect_gguf
         info = inspect_gguf(model_path, compute_hash=False)  # refuse broken files before C code
         # the template is checked before loading: one that cannot render a group chat is refused
-        # with what failed (never replaced by ChatML; engine/chat_format.py)
+        # with what failed (never replaced by ChatML; engine/llm/chat_format.py)
         self.format = ChatFormat(info.chat_template or None, name=Path(model_path).name)
         if self.format.check() is not None:
             raise self.format.failure(self.format.error or "its chat template failed")
@@ -189,7 +189,7 @@ class LlamaRuntime:
         except ImportError:
             raise ModelError("llama-cpp-python is not installed; run `make run` or "
                              "`pip install llama-cpp-python`.") from None
-        from engine.llama_check import ensure_llama_works, probe_model
+        from engine.llm.check import ensure_llama_works, probe_model
         ensure_llama_works(probe_model(model_path))  # a CPU that refuses the build: one line, no SIGILL
         n_ctx = min(n_ctx, info.context_length) if info.context_length else n_ctx
         threads = n_threads or default_threads()
@@ -345,7 +345,7 @@ class LlamaRuntime:
         with self.lock:
             handle = self.adapters.get(key)
             if handle is None:
-                from engine.models import inspect_adapter
+                from engine.models.registry import inspect_adapter
                 info = inspect_adapter(key, compute_hash=False)  # refuse broken files before C code
                 if info.architecture != self.info.architecture:
                     raise ModelError(f"{key}: the adapter is for '{info.architecture}' models, not "

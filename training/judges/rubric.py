@@ -56,7 +56,7 @@ from engine.errors import InputError, MascotError, ModelError
 
 if TYPE_CHECKING:
     from engine.personas import Persona
-    from engine.scenarios import Scenario
+    from training.scenarios import Scenario
 
 DIMENSIONS = ("emotional_expressiveness", "empathetic_support", "persona_consistency",
               "response_relevance", "social_contribution")
@@ -224,8 +224,8 @@ class LocalJudge:
     @property
     def runtime(self) -> Any:
         if self._runtime is None:
-            from engine.models import bundled_model_path
-            from engine.runtime import LlamaRuntime
+            from engine.models.registry import bundled_model_path
+            from engine.llm.runtime import LlamaRuntime
             self._runtime = LlamaRuntime(self.model_path or bundled_model_path(), n_ctx=self.n_ctx)
         return self._runtime
 
@@ -237,7 +237,7 @@ class LocalJudge:
         with self._lock:
             if self.mode == "expected" and self._digit_tokens() is not None:
                 return self._score_expected(messages)
-            from engine.runtime import GenRequest
+            from engine.llm.runtime import GenRequest
             req = GenRequest(slot="__judge__", messages=messages, max_tokens=80, temperature=0.0, top_k=1,
                              top_p=1.0, repeat_penalty=1.0, json_schema=SCORE_SCHEMA, seed=self.seed)
             text = self.runtime.generate(req).text()
@@ -613,7 +613,7 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
     """How often ``judge`` scores the better reply of each pair higher (mean over dimensions;
     a tie counts one half). Also per kind of flaw and per dimension."""
     from engine.personas import load_set
-    from engine.scenarios import load_scenarios
+    from training.scenarios import load_scenarios
     pairs = list(pairs) if pairs is not None else load_pairs()
     scenarios = {s.id: s for s in load_scenarios()}
     sets: dict[str, Any] = {}

@@ -148,7 +148,7 @@ def _command(session: Any, line: str) -> bool:
         except MascotError as e:
             click.echo(f"Error: {e}", err=True)
     elif cmd == "policy":
-        from engine.director import POLICIES
+        from engine.director.policies import POLICIES
         if arg not in POLICIES:
             click.echo(f"Error: use one of {', '.join(POLICIES)}.", err=True)
         else:
@@ -310,7 +310,7 @@ def models() -> None:
 @models.command("list")
 @click.option("--json", "as_json", is_flag=True)
 def models_list(as_json: bool) -> None:
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     items = ModelRegistry(_store()).list()
     if as_json:
         click.echo(json.dumps([{k: v for k, v in m.to_dict().items() if k != "chat_template"} for m in items], indent=2))
@@ -329,7 +329,7 @@ def models_list(as_json: bool) -> None:
 @click.option("--name", default=None, help="Name to register it under (default: from the file).")
 def models_add(path: Path, name: str | None) -> None:
     """Check a GGUF file and register it."""
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     m = ModelRegistry(_store()).add(path, name)
     click.echo(f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
                f"{m.size_mb:.1f} MB, sha256 {m.sha256}")
@@ -341,7 +341,7 @@ def models_add(path: Path, name: str | None) -> None:
 @click.option("--name", default=None, help="Name to register it under (default: from the file name).")
 def models_add_adapter(path: Path, base: str, name: str | None) -> None:
     """Check a LoRA adapter GGUF and register it over a base model (personas can use its name)."""
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     m = ModelRegistry(_store()).add_adapter(path, base, name)
     click.echo(f"Added adapter {m.name}: LoRA on {m.base}, {m.quantization}, {m.size_mb:.1f} MB, "
                f"sha256 {m.sha256}")
@@ -351,7 +351,7 @@ def models_add_adapter(path: Path, base: str, name: str | None) -> None:
 @click.argument("name")
 def models_remove(name: str) -> None:
     """Forget a registered model (the file stays on disk)."""
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     ModelRegistry(_store()).remove(name)
     click.echo(f"Removed {name} from the model list (the file was not deleted).")
 
@@ -360,7 +360,7 @@ def models_remove(name: str) -> None:
 @click.argument("name", required=False)
 def models_verify(name: str | None) -> None:
     """Re-check a model (or all) against its recorded sha256."""
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     reg = ModelRegistry(_store())
     names = [name] if name else [m.name for m in reg.list()]
     bad = 0
@@ -378,7 +378,7 @@ def models_verify(name: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
     """The curated models with what each needs and whether it fits this computer (docs/models.md)."""
-    from engine.catalog import entry_need, fit, gb, load_catalog, memory_info, recommend
+    from engine.models.catalog import entry_need, fit, gb, load_catalog, memory_info, recommend
     entries = load_catalog()
     total, available = memory_info()
     fits = {e.id: fit(entry_need(e, n_ctx=n_ctx, companions=companions), total, available) for e in entries}
@@ -404,8 +404,8 @@ def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
 def models_get(model_id: str) -> None:
     """Download a catalog model (resumes an interrupted download, checks its sha256) and register it."""
     import sys
-    from engine.catalog import load_catalog
-    from engine.hub import download_gguf
+    from engine.models.catalog import load_catalog
+    from engine.models.hub import download_gguf
     entries = {e.id: e for e in load_catalog()}
     e = entries.get(model_id)
     if e is None:
@@ -494,7 +494,7 @@ def data_export(out: Path) -> None:
     """Write every conversation (JSON + Markdown), imported personas, remembered facts and the
     model list to a .zip."""
     import zipfile
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     from engine.personas import user_personas_dir
     if out.suffix.lower() != ".zip":
         raise InputError("Give a .zip file name for the export, e.g. mascot-data.zip.")

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.runtime import Generation, GenRequest, LlamaRuntime
+from engine.llm.runtime import Generation, GenRequest, LlamaRuntime
 
 
 class AdapterBackend:

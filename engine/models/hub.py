@@ -411,7 +411,7 @@ def _keep(keep_partial: Callable[[], bool] | bool) -> bool:
 
 
 def _register(target: Path, filename: str, repo_id: str, store: Any, name: str | None, sha: str) -> None:
-    from engine.models import ModelRegistry
+    from engine.models.registry import ModelRegistry
     own_store = store is None
     if own_store:
         from engine.storage import Store

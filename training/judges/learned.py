@@ -2,10 +2,10 @@
 
 ::
 
-    from training.judge import make_judge
+    from training.judges.learned import make_judge
     judge = make_judge()                  # "learned" (the default teacher; assets/judge/learned.json)
     judge = make_judge("learned:PATH")    # weights from another fit (``mascot-train judge-fit``)
-    judge = make_judge("heuristic")       # any engine.judge spec still works
+    judge = make_judge("heuristic")       # any training.judges.rubric spec still works
     scores = judge.score(scenario, persona, reply, others=[{"speaker": "Theo", "text": "..."}])
 
 The judge turns a reply in its context into a few dozen interpretable features: embedding
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from engine.errors import InputError, MascotError
-from engine.judge import DIMENSIONS, NEUTRAL, PreferencePair, Scores, persona_description
+from training.judges.rubric import DIMENSIONS, NEUTRAL, PreferencePair, Scores, persona_description
 
 DEFAULT_TEACHER = "learned"
 
@@ -266,7 +266,7 @@ class LearnedJudge:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from engine.judge import HeuristicJudge
+            from training.judges.rubric import HeuristicJudge
             self._embedder = HeuristicJudge()   # its MiniLM loader and text cache
         return self._embedder
 
@@ -297,7 +297,7 @@ class LearnedJudge:
 
 def make_judge(spec: str | None = None) -> Any:
     """A judge from a spec: ``learned`` (the default teacher), ``learned:PATH.json``, ``audit``
-    (never a training reward; for evaluation) or any ``engine.judge.make_judge`` spec
+    (never a training reward; for evaluation) or any ``training.judges.rubric.make_judge`` spec
     (``heuristic``, ``local``, ``openai:URL#MODEL``, ...)."""
     spec = (spec or DEFAULT_TEACHER).strip()
     if spec == "learned":
@@ -306,7 +306,7 @@ def make_judge(spec: str | None = None) -> Any:
         return LearnedJudge(audit_path())
     if spec.startswith("learned:"):
         return LearnedJudge(Path(spec[len("learned:"):]).expanduser())
-    from engine.judge import make_judge as engine_make_judge
+    from training.judges.rubric import make_judge as engine_make_judge
     return engine_make_judge(spec)
 
 

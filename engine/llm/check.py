@@ -105,7 +105,7 @@ _FLAG_NAMES = {"SSE3": "pni", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2", "F
 
 def probe_model(model_path: str | Path) -> Path:
     """The smallest model to probe with: the bundled one when installed, else the one being loaded."""
-    from engine.models import bundled_model_path
+    from engine.models.registry import bundled_model_path
     try:
         return bundled_model_path()
     except ModelError:
@@ -116,7 +116,7 @@ def probe_command(model_path: str | Path) -> list[str]:
     """The child process that loads the model and decodes a few tokens."""
     if getattr(sys, "frozen", False):  # the one-folder app: its own entry point runs the probe
         return [sys.executable, "--llama-probe", str(model_path)]
-    return [sys.executable, "-m", "engine.llama_check", str(model_path)]
+    return [sys.executable, "-m", "engine.llm.check", str(model_path)]
 
 
 def explain_failure(returncode: int, stderr: str) -> str:

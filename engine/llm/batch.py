@@ -11,7 +11,7 @@ How it works:
 
 * **A second llama.cpp context on the same weights.** ``llama_init_from_model`` on the
   runtime's already loaded model: nothing is loaded again, and the app's own context (its KV
-  slots, see ``engine.runtime``) is never touched. The context has ``n_seq`` KV streams
+  slots, see ``engine.llm.runtime``) is never touched. The context has ``n_seq`` KV streams
   (``kv_unified = False``) of ``n_ctx`` cells each, one per sequence.
 * **Shared prompts are evaluated once.** When a request's prompt shares at least
   ``MIN_SHARE`` leading tokens with a sequence already in the cache (the usual case: K samples
@@ -72,7 +72,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from engine.errors import ModelError
-from engine.runtime import GenRequest, LlamaRuntime
+from engine.llm.runtime import GenRequest, LlamaRuntime
 
 PENALTY_LAST_N = 64   # llama-cpp-python's ``last_n_tokens_size`` (LlamaRuntime.generate uses it)
 MIN_P = 0.05          # llama-cpp-python's default ``min_p``, part of LlamaRuntime.generate's chain

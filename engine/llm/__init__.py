@@ -1,0 +1,1 @@
+"""llama.cpp: loading and running GGUF models, LoRA adapters, batched decoding, checking the build."""

@@ -1,0 +1,1 @@
+"""Terminal front ends: the `mascot` command and the `mascot-bench` benchmark."""
