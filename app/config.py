@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from engine.chat import DEFAULT_HISTORY_TOKENS
+from engine.chat.settings import DEFAULT_HISTORY_TOKENS
 from engine.paths import user_dir
 
 log = logging.getLogger("mascot.app")

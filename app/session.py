@@ -17,10 +17,13 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.chat import ChatSettings, Event, GroupChat, default_backend_factory, sanitize_user_text
+from engine.chat.backends import default_backend_factory
+from engine.chat.events import Event
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings, sanitize_user_text
 from engine.errors import InputError, MascotError
 from engine.personas import Persona, PersonaSet, default_color, load_set, load_set_file, persona_from_dict
-from engine.llm.runtime import Backend
+from engine.llm.backend import Backend
 from engine.storage import Store
 
 from . import data, theme

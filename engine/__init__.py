@@ -12,13 +12,13 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "GroupChat": "engine.chat", "ChatSettings": "engine.chat", "Event": "engine.chat",
-    "TranscriptItem": "engine.chat", "default_backend_factory": "engine.chat",
+    "GroupChat": "engine.chat.group", "ChatSettings": "engine.chat.settings", "Event": "engine.chat.events",
+    "TranscriptItem": "engine.reply.prompts", "default_backend_factory": "engine.chat.backends",
     "Persona": "engine.personas", "PersonaSet": "engine.personas", "load_set": "engine.personas",
     "list_sets": "engine.personas", "persona_from_dict": "engine.personas",
     "Store": "engine.storage", "ModelRegistry": "engine.models.registry", "inspect_gguf": "engine.models.registry",
     "bundled_model_path": "engine.models.registry", "RuntimePool": "engine.llm.runtime",
-    "GenRequest": "engine.llm.runtime", "FakeBackend": "engine.llm.runtime",
+    "GenRequest": "engine.llm.backend", "FakeBackend": "engine.llm.backend",
     "MascotError": "engine.errors",
 }
 

@@ -104,7 +104,7 @@ def relevant_facts(facts: list[dict[str, Any]], recent: list[str], count: Callab
 
 def check_fact(text: Any) -> str:
     """A fact's text as stored; raises InputError when it cannot be one."""
-    from .chat import sanitize_user_text
+    from engine.chat.settings import sanitize_user_text
     from .errors import InputError
     text = " ".join(sanitize_user_text(text).split())
     if len(text) > MAX_FACT_CHARS:

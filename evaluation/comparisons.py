@@ -20,7 +20,7 @@ import string
 from typing import Any
 
 from training.judges.rubric import LocalJudge, OpenAIJudge
-from engine.llm.runtime import GenRequest
+from engine.llm.backend import GenRequest
 from training.scenarios import Scenario
 
 from evaluation.db import ResultsDB, digest

@@ -82,7 +82,9 @@ def _invents(reply: str, names: list[str]) -> bool:
 
 
 def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[str, Any]:
-    from engine.chat import ChatSettings, GroupChat, TranscriptItem, note_of
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
+    from engine.reply.prompts import TranscriptItem, note_of
     from engine.models.registry import bundled_model_path
     from engine.personas import load_set
     from engine.storage import Store

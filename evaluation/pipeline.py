@@ -102,7 +102,7 @@ class RunResult:
 def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> RunResult:
     """Run an evaluation. ``backend_for``/``store`` default to the engine's (bundled model,
     user's model registry); pass them to share a loaded model."""
-    from engine.chat import default_backend_factory
+    from engine.chat.backends import default_backend_factory
     from engine.models.registry import ModelRegistry, bundled_model_path
     from engine.storage import Store
 

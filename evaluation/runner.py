@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from engine.chat import ChatSettings, GroupChat, TranscriptItem
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
+from engine.reply.prompts import TranscriptItem
 from engine.personas import PersonaSet
 from training.scenarios import USER, Scenario
 

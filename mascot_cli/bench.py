@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.chat import DEFAULT_HISTORY_TOKENS
+from engine.chat.settings import DEFAULT_HISTORY_TOKENS
 
 TARGETS = {"decode_ratio": (">=", 0.95), "prefill_ratio": ("<=", 1.2), "ttft_growth": ("<=", 1.5),
            "memory_ratio_4_agents": ("<=", 1.3), "director_share": ("<=", 0.20)}
@@ -138,7 +138,9 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
     """A long 3-companion conversation with the Director; per-turn prefill and TTFT. With
     ``memory``, companions also read lorebook entries and remembered facts (``BENCH_LOREBOOK``,
     ``BENCH_FACTS``) in notes before their turns; without it, memory is off."""
-    from engine.chat import ChatSettings, GroupChat, default_backend_factory
+    from engine.chat.backends import default_backend_factory
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
     from engine.personas import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     factory = default_backend_factory(None, n_ctx=n_ctx)
@@ -233,7 +235,9 @@ class RawDecodeProbe:
 
 def _probe(n_companions: int, threads: int, n_ctx: int) -> None:
     """Child process: chat with N companions on one model file, then report memory."""
-    from engine.chat import ChatSettings, GroupChat, default_backend_factory
+    from engine.chat.backends import default_backend_factory
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
     from engine.personas import PersonaSet, load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     base = load_set("support")
@@ -248,7 +252,8 @@ def _probe(n_companions: int, threads: int, n_ctx: int) -> None:
 
 def _cold_start(threads: int, n_ctx: int) -> float:
     code = ("import time,sys,os;t=float(sys.argv[1]);os.environ['MASCOT_THREADS']=sys.argv[2]\n"
-            "from engine.chat import GroupChat,ChatSettings,default_backend_factory\n"
+            "from engine.chat.group import GroupChat\nfrom engine.chat.settings import ChatSettings\n"
+            "from engine.chat.backends import default_backend_factory\n"
             "from engine.personas import load_set\n"
             f"c=GroupChat(load_set('support'),settings=ChatSettings(max_tokens=16),backend_for=default_backend_factory(None,n_ctx={n_ctx}))\n"
             "for e in c.send('Hello everyone'):\n"
@@ -279,8 +284,9 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
     The lane gets the size ``GroupChat`` gives the Director's lane (half the context)."""
     import dataclasses
     from engine.llm.adapters import _mem_kb
-    from engine.chat import director_lane_ctx
-    from engine.llm.runtime import GenRequest, LlamaRuntime
+    from engine.chat.backends import director_lane_ctx
+    from engine.llm.backend import GenRequest
+    from engine.llm.runtime import LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=n_ctx, n_threads=threads)
     try:
         line = "User: I keep thinking about what my friend said at dinner, and I can't let it go. "

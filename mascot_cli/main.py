@@ -75,7 +75,8 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
          region: str | None, seed: int | None, max_tokens: int | None, user_name: str,
          history_tokens: int | None, no_color: bool, no_save: bool) -> None:
     """Talk with a group of companions (interactive, or one round with --say)."""
-    from engine.chat import ChatSettings, GroupChat
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
     from engine.personas import load_set
     from engine.safety import DISCLOSURE
 

@@ -289,7 +289,7 @@ def test_adapter_in_llama_cpp_reproduces_the_merged_hf_model(lora):
 
 
 def chat_request(slot, turns, adapter=None, max_tokens=12):
-    from engine.llm.runtime import GenRequest
+    from engine.llm.backend import GenRequest
     msgs = [{"role": "system", "content": f"You are {slot}, a friend in a small group chat. Reply briefly."}]
     for i, t in enumerate(turns):
         msgs.append({"role": "user" if i % 2 == 0 else "assistant", "content": t})
@@ -365,10 +365,13 @@ def test_personas_with_and_without_adapter_alternate_on_one_runtime(lora, bundle
 @pytest.mark.timeout(1800)
 def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
     from engine.llm.adapters import AdapterBackend
-    from engine.chat import ChatSettings, GroupChat, default_backend_factory
+    from engine.chat.backends import default_backend_factory
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
     from engine.models.registry import BUNDLED_NAME, ModelRegistry
     from engine.personas import PersonaSet, persona_from_dict
-    from engine.llm.runtime import Generation, LlamaRuntime
+    from engine.llm.backend import Generation
+    from engine.llm.runtime import LlamaRuntime
     info = ModelRegistry(store).add_adapter(lora["path"], base=BUNDLED_NAME, name="mia-lora")
     assert (info.kind, info.base) == ("lora", BUNDLED_NAME)
     stored = ModelRegistry(store).get("mia-lora")

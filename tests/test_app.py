@@ -477,7 +477,7 @@ def test_settings_export_and_delete_all_data(window, qtbot, tmp_path, monkeypatc
         assert "a private thought" in z.read(md).decode()
     assert "models.json" in names
 
-    from engine.llm.runtime import GenRequest
+    from engine.llm.backend import GenRequest
     rt = s.backend_for(None)  # the companions' KV caches hold conversation text too
     for slot in ("Mia", "Leo"):
         rt.prefill(GenRequest(slot=slot, messages=[{"role": "user", "content": "User: a private thought"}]))

@@ -8,7 +8,7 @@ import pytest
 
 from engine.llm.batch import BatchGenerator, generate_many, sample_token
 from engine.errors import ModelError
-from engine.llm.runtime import FakeBackend, GenRequest
+from engine.llm.backend import FakeBackend, GenRequest
 
 SYSTEM = {"role": "system", "content": "You are Mia, a cheerful friend who loves the seaside."}
 PROMPTS = ["Tell me about your weekend plans.", "What is your favourite food, and why?",

@@ -265,7 +265,7 @@ def test_director_config_precedence_and_cli(tmp_path):
 
 def test_director_prompt_is_the_apps_director_prompt():
     from engine.director.policies import Director
-    from engine.llm.runtime import ChatFormat
+    from engine.llm.chat_format import ChatFormat
     from training.director_grpo import director_prompt
     st = _state([{"speaker": "Mia", "text": "I hear you."}])
     fmt = ChatFormat(None)
@@ -297,7 +297,9 @@ def tiny_director(tmp_path_factory):
 @pytest.mark.model
 @pytest.mark.timeout(1800)  # the CLI run (fixture) counts too; minutes on a busy shared CPU
 def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, monkeypatch):
-    from engine.chat import ChatSettings, GroupChat, default_backend_factory
+    from engine.chat.backends import default_backend_factory
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
     from engine.models.registry import ModelRegistry
     from engine.storage import Store
     from tests.helpers import events_of, run_round
@@ -380,7 +382,7 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from engine.llm.runtime import ChatFormat
+    from engine.llm.chat_format import ChatFormat
     from training.base_model import build_tiny
     from training.config import BaseConfig
     from training.director_grpo import ChoiceConstraint, decision_choices, director_prompt
@@ -480,7 +482,8 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from engine.llm.runtime import ChatFormat, choice_tokens
+    from engine.llm.chat_format import ChatFormat
+    from engine.llm.runtime import choice_tokens
     from training.base_model import build_tiny
     from training.config import BaseConfig, LoraSettings
     from training.director_grpo import (DirectorConfig, constrained_logprobs, decision_choices, director_prompt,
@@ -540,7 +543,7 @@ def test_training_applies_the_apps_participation_prior_to_the_directors_choice(t
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from engine.director.policies import BALANCE_PRIOR
-    from engine.llm.runtime import ChatFormat
+    from engine.llm.chat_format import ChatFormat
     from training.base_model import build_tiny
     from training.config import BaseConfig
     from training.director_grpo import (ChoiceConstraint, constrained_logprobs, decision_bias, decision_choices,

@@ -9,9 +9,11 @@ import threading
 
 import pytest
 
-from engine.chat import ChatSettings, GroupChat
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
 from engine.director.policies import DIRECTIVE_VERBS, Director, RoundState
-from engine.llm.runtime import GenRequest, LlamaRuntime
+from engine.llm.backend import GenRequest
+from engine.llm.runtime import LlamaRuntime
 from family_templates import FAMILY_TEMPLATES
 from helpers import events_of, make_group
 from tiny_models import FAMILIES, build

@@ -9,10 +9,12 @@ import json
 import pytest
 
 from engine.cards import import_card
-from engine.chat import ChatSettings, GroupChat, note_head, note_lines
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
+from engine.reply.prompts import note_head, note_lines
 from engine.lorebook import parse_book
 from engine.personas import PersonaSet
-from engine.llm.runtime import FakeBackend
+from engine.llm.backend import FakeBackend
 from helpers import events_of, make_group, run_round
 
 LIGHTHOUSE = "The lighthouse has been dark since 1998."

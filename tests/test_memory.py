@@ -10,10 +10,12 @@ import zipfile
 import pytest
 import sqlite_utils
 
-from engine.chat import ChatSettings, GroupChat, note_lines
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
+from engine.reply.prompts import note_lines
 from engine.errors import InputError, NotFound
 from engine.memory import extract_facts
-from engine.llm.runtime import FakeBackend
+from engine.llm.backend import FakeBackend
 from engine.storage import MIGRATIONS, Store
 from helpers import events_of, make_group, run_round
 

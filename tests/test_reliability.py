@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.chat import ChatSettings, GroupChat
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
 from engine.personas import load_set
-from engine.llm.runtime import FakeBackend
+from engine.llm.backend import FakeBackend
 from engine.storage import Store
 from helpers import events_of, make_group, run_round, varied
 

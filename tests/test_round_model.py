@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from engine.chat import ChatSettings, GroupChat
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
 from engine.director.policies import Director
 from engine.personas import load_set
 from helpers import events_of, run_round
@@ -53,7 +54,7 @@ def test_director_round_on_bundled_model(store, real_backend_for):
     # companions' shared context (no slot swap around each companion turn)
     runtime = real_backend_for()
     assert chat.policy().backend is runtime.lane("director")
-    from engine.chat import director_lane_ctx
+    from engine.chat.backends import director_lane_ctx
     lane_ctx = chat.policy().backend.n_ctx  # its KV buffer: a quarter of the companions' (at least 1,024)
     assert lane_ctx == director_lane_ctx(runtime.n_ctx) and lane_ctx < runtime.n_ctx
     assert "__director__" not in runtime._slots and runtime._active != "__director__"
@@ -235,7 +236,7 @@ def test_constrained_choice_picks_a_sensible_option_and_never_leaves_the_list(re
     the exact option strings (also when one option is a prefix of another), greedy picks what
     the model finds likely, and sampling follows the seed."""
     from engine.models.registry import bundled_model_path
-    from engine.llm.runtime import GenRequest
+    from engine.llm.backend import GenRequest
     rt = real_backend_for(str(bundled_model_path()))
     ask = [{"role": "user", "content": "What is the capital of France? Answer with the city."}]
     capitals = ["The capital of France is Paris.", "The capital of France is Tokyo.",
@@ -294,7 +295,7 @@ def test_trimmed_conversation_shifts_the_cache_instead_of_reading_everything_aga
     shifted (llama.cpp context shift), so the next turn evaluates only what is new, and the
     companion still answers from the kept context."""
     from engine.models.registry import bundled_model_path
-    from engine.llm.runtime import GenRequest
+    from engine.llm.backend import GenRequest
     rt = real_backend_for(str(bundled_model_path()))
     system = {"role": "system", "content": "You are Mia, a friendly geography buff in a group chat."}
     old = [{"role": "user", "content": f"Alex: Random note number {i}: I walked {i} km along the river "
@@ -320,7 +321,7 @@ def test_companions_switched_out_and_back_continue_exactly_where_they_left_off(r
     out, each into its own reused buffer). Their greedy replies are exactly those of each
     companion talking alone with its cache never swapped out, through growing prompts and a
     shorter one (the buffer then holds less than before); a turn reads only what is new."""
-    from engine.llm.runtime import GenRequest
+    from engine.llm.backend import GenRequest
     rt = real_backend_for()
     lines = ["I moved to a new city last month.", "I don't know anyone here yet.",
              "Work keeps me busy until late.", "Maybe I should join a running club?"]
@@ -379,7 +380,7 @@ def test_choice_bias_weighs_the_options_and_the_director_turns_to_a_quieter_comp
     bundled model, gives the turn to someone else when the companion it would pick has already
     replied more than the others; without the prior it picks that companion again."""
     from engine.director.policies import BALANCE_PRIOR, RoundState
-    from engine.llm.runtime import GenRequest
+    from engine.llm.backend import GenRequest
     rt = real_backend_for()
     ask = [{"role": "user", "content": "What is the capital of France? Answer with the city."}]
     capitals = ["The capital of France is Paris.", "The capital of France is Tokyo.",
@@ -486,10 +487,8 @@ def test_a_copy_of_a_recent_reply_is_generated_again_on_the_bundled_model(store,
     write the same reply again; with that reply among the recent ones, the second attempt is
     held back as soon as it is a copy, none of it is streamed, and the retry (another seed)
     gives a different reply, or, when it copies too (the 135M model often does), nothing."""
-    import threading
-
-    from engine.chat import copies, copy_key
-    from engine.chat import Event
+    from engine.reply.copyguard import DEFAULT_RULE, copy_key
+    from engine.reply.turn import ReplyResult, stream_reply
     chat = support_chat(store, real_backend_for, temperature=0.0)
     run_round(chat, "My sister and I had a big fight and now she won't talk to me.")
     mia = chat.member("Mia")
@@ -497,20 +496,22 @@ def test_a_copy_of_a_recent_reply_is_generated_again_on_the_bundled_model(store,
     def attempt(recent, directive=""):
         req = chat.speaker_request(mia, directive)
         req.temperature, req.seed = 0.0, 5
-        out = list(chat._generate_reply(mia, req, threading.Event(), recent=recent, free_retry=True))
-        streamed = "".join(e.data["text"] for e in out if isinstance(e, Event))
-        return out[-1][0], streamed, req
+        out = list(stream_reply(real_backend_for(None), req, chat.speaker(mia), recent=recent, free_retry=True))
+        result = out[-1]
+        assert isinstance(result, ReplyResult) and all(isinstance(x, str) for x in out[:-1])
+        return result, "".join(out[:-1]), req
 
     first, _, _ = attempt([])
-    assert len(copy_key(first).split()) >= 12, first  # long enough to be recognised as a copy
-    second, streamed, _ = attempt([copy_key(first)])
-    assert streamed == second and not copies(second, [copy_key(first)])  # no copy was ever shown
+    assert len(copy_key(first.text).split()) >= 12, first.text  # long enough to be recognised as a copy
+    second, streamed, _ = attempt([copy_key(first.text)])
+    assert streamed == second.text and not DEFAULT_RULE.copies(second.text, [copy_key(first.text)])  # none shown
     # the first attempt was caught; the retry gave a new reply, or was caught too
-    assert (second and chat.last_copies == 1) or (not second and chat.last_copies == 2)
+    assert (second.text and second.copies == 1) or (not second.text and second.copies == 2)
 
     # a directed copy is retried as a free turn
     ask = "Ask User one gentle question"
     directed, _, _ = attempt([], ask)
-    again, streamed, req = attempt([copy_key(directed)], ask)
-    assert streamed == again and not copies(again, [copy_key(directed)]) and chat.last_free_retry
+    again, streamed, req = attempt([copy_key(directed.text)], ask)
+    assert streamed == again.text and not DEFAULT_RULE.copies(again.text, [copy_key(directed.text)])
+    assert again.free_retry
     assert req.messages[-1]["content"].startswith("(It is Mia's turn.)")

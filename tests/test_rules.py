@@ -5,10 +5,12 @@ import threading
 
 import pytest
 
-from engine.chat import ChatSettings, GroupChat, clean_reply, sanitize_user_text
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings, sanitize_user_text
+from engine.reply.cleanup import clean_reply
 from engine.director.policies import Director, RoundState, find_addressed
 from engine.errors import InputError
-from engine.llm.runtime import FakeBackend
+from engine.llm.backend import FakeBackend
 from helpers import events_of, make_group, run_round, varied
 
 
@@ -210,12 +212,13 @@ def test_companions_read_a_window_of_recent_history_and_the_window_is_a_setting(
         used, req = transcript_tokens(chat, fake)
         assert used <= 300
         assert f"message number {i}:" in str(req.messages)  # the newest turn is always read
-        starts.append(chat._starts.get(chat.members[0].name, 0))
+        starts.append(req.messages[1]["content"])  # the oldest message it reads
     assert "message number 0:" not in str(req.messages)
     assert len(set(starts)) < len(starts) // 3  # trims come in blocks: the prefix stays put between them
-    chat.settings.history_tokens = 0
-    chat._starts.clear()
-    used_all, req = transcript_tokens(chat, fake)
+    whole = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", history_tokens=0),
+                      backend_for=lambda m: fake)
+    whole.transcript = chat.transcript
+    used_all, req = transcript_tokens(whole, fake)
     assert used_all > 1000 and "message number 0:" in str(req.messages)
     with pytest.raises(InputError, match="history-tokens must be 0"):
         GroupChat(make_group(), settings=ChatSettings(history_tokens=12), backend_for=lambda m: fake)
@@ -243,7 +246,7 @@ def test_safety_round_still_ends_with_round_end():
 
 
 def test_cleanup_of_labels_and_cut_sentences():
-    from engine.chat import trim_to_sentence
+    from engine.reply.cleanup import trim_to_sentence
     text, _ = clean_reply("Mia, Theo: (laughs) so glad you came.", "Ruth", ["Mia", "Theo"], "Sam")
     assert text == "(laughs) so glad you came."
     assert trim_to_sentence("That sounds really hard, and I am sorry. Tomorrow we could try a walk and") \
@@ -305,7 +308,7 @@ def test_streaming_shows_early_and_never_shows_what_cleanup_cuts(raw):
     """Fed character by character (the worst case for a label split across tokens), the text
     shown while streaming is always a start of the final cleaned reply, and the first words
     appear long before the old fixed 24-character holdback would have let them through."""
-    from engine.chat import stream_safe
+    from engine.reply.cleanup import stream_safe
     final, _ = clean_reply(raw, "Mia", ["Theo", "Ada"], "Sam")
     shown, first = "", None
     for i in range(1, len(raw) + 1):
@@ -337,7 +340,7 @@ def test_an_open_message_renders_as_a_prefix_of_the_finished_one():
     """The Director reads the opening of the user's next message ahead of time
     (``GenRequest(open_last=True)``): that rendering must be a prefix of what the finished
     message renders to, or the read-ahead is wasted."""
-    from engine.llm.runtime import ChatFormat
+    from engine.llm.chat_format import ChatFormat
     fmt = ChatFormat(None)
     head = [{"role": "system", "content": "You are the Director."}, {"role": "user", "content": "Mia: Hi."}]
     opening = fmt.render_open(head + [{"role": "user", "content": "(Replies so far: Mia 1)\nUser:"}])
@@ -349,7 +352,8 @@ def test_a_directive_reaches_the_companion_addressed_by_name_and_an_echo_of_it_i
     """The Director's directive is put to the companion as a plain request by name (measured on
     the bundled model: far fewer empty replies than a "Director's note"), a free turn says
     whose turn it is, and a reply that starts by repeating the note loses the echo."""
-    from engine.chat import clean_reply, turn_note
+    from engine.reply.cleanup import clean_reply
+    from engine.reply.prompts import turn_note
     names = ("Mia", "Theo", "User")
     assert turn_note("Mia", "Ask User one gentle question", names)["content"] == \
         "(Mia, ask User one gentle question.) Reply now as Mia, briefly and in character."
@@ -459,7 +463,8 @@ def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
     assert [e.data["text"] for e in events_of(ev, "notice")] == ["Ada had nothing new to add."]
 
     # a shared opening alone is not a copy
-    from engine.chat import copies, copy_key
+    from engine.reply.copyguard import DEFAULT_RULE, copy_key
+    copies = DEFAULT_RULE.copies
     recent = [copy_key(mia)]
     assert not copies("I'm so glad you told me. What helped you get up?", recent)
     assert copies("Theo, " + mia, recent, ["Mia", "Theo"]) and copies(mia[:70], recent)
@@ -481,7 +486,7 @@ def test_a_reply_that_repeats_a_recent_one_is_generated_again_and_never_shown():
     assert copies("You're right, I'm really glad you told us. Your life matters so much.", longer)
     assert not copies("I'll miss our walks by the river.", longer)  # shares a run of 3, not most
     assert not copies("Glad you told us, what matters most to you?", longer)  # common words, scattered
-    from engine.chat import may_become_copy
+    may_become_copy = DEFAULT_RULE.may_become_copy
     assert may_become_copy("You're right, I'm really", longer)  # inside a recent reply so far: held
     assert may_become_copy("I'll", longer) and not may_become_copy("Walks", longer)
     assert not may_become_copy("Walks by the river", longer)

@@ -851,8 +851,9 @@ def test_crisis_message_for_an_emergency_opens_with_the_number():
 
 
 def test_an_emergency_round_puts_the_number_first_and_skips_the_role_play():
-    from engine.chat import ChatSettings, GroupChat
-    from engine.llm.runtime import FakeBackend
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
+    from engine.llm.backend import FakeBackend
     from helpers import events_of, make_group, run_round, varied
     fake = FakeBackend(varied("fine"))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all", region="FR"),
@@ -867,8 +868,9 @@ def test_an_emergency_round_puts_the_number_first_and_skips_the_role_play():
 
 
 def test_weak_signals_over_a_chat_lead_companions_to_check_in():
-    from engine.chat import ChatSettings, GroupChat
-    from engine.llm.runtime import FakeBackend
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
+    from engine.llm.backend import FakeBackend
     from helpers import events_of, make_group, run_round, varied
     fake = FakeBackend(varied("I hear you."))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all", max_speakers=1),

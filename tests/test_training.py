@@ -54,8 +54,10 @@ def test_scenario_splits_are_disjoint_and_filtered():
 
 
 def test_training_contexts_use_the_train_split_and_the_apps_prompt():
-    from engine.chat import ChatSettings, GroupChat, TranscriptItem
-    from engine.llm.runtime import FakeBackend
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
+    from engine.reply.prompts import TranscriptItem
+    from engine.llm.backend import FakeBackend
     from training.contexts import build_contexts
     ctxs = build_contexts("support", ["Mia"], split="train", limit=3)
     held = {s.id for s in load_scenarios("support", "heldout")}

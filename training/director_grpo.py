@@ -201,73 +201,47 @@ class Rollouts:
         return self.models.get(speaker, self.path)
 
     def _chat(self, state: Any, sample: int = 0) -> Any:
-        from engine.chat import ChatSettings, GroupChat, TranscriptItem
+        from engine.chat.group import GroupChat
+        from engine.chat.settings import ChatSettings
+        from engine.reply.prompts import from_history
         chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin",
                                                             seed=self.seed + sample * self.SAMPLE_SEED_STEP,
                                                             max_tokens=self.max_tokens),
                          backend_for=lambda m: self.pool.get(m or self.path))
         # a companion with its own model: the persona's ``model`` routes it there
         chat.members = [replace(p, model=self.models[p.name]) if p.name in self.models else p for p in chat.members]
-        chat.transcript = [TranscriptItem("user" if h["speaker"] == "User" else "companion", h["speaker"], h["text"])
-                           for h in state.transcript()]
+        chat.transcript = from_history(state.transcript(), chat.settings.user_name)
         return chat
 
-    def __call__(self, state: Any, speaker: str, directive: str, sample: int = 0) -> str:
-        import threading
+    def _job(self, state: Any, speaker: str, directive: str, sample: int = 0) -> Any:
+        """The reply to roll out, as the app would ask for it (prompt, speaker, recent replies)."""
+        from engine.reply.turn import ReplyJob
         chat = self._chat(state, sample)
         persona = chat.member(speaker)
-        req = chat.speaker_request(persona, directive)
-        result: Any = None
-        for out in chat._generate_reply(persona, req, threading.Event(), recent=chat.recent_replies(),
-                                        free_retry=True):
-            if isinstance(out, tuple):
-                result = out
-        return (result[0] if result else "").strip()
+        return ReplyJob(chat.speaker_request(persona, directive), chat.speaker(persona), chat.recent_replies(),
+                        free_retry=True)
+
+    def __call__(self, state: Any, speaker: str, directive: str, sample: int = 0) -> str:
+        from engine.reply.turn import generate_reply
+        job = self._job(state, speaker, directive, sample)
+        return generate_reply(self.pool.get(self.path_for(speaker)), job.req, job.who, recent=job.recent,
+                              free_retry=job.free_retry).text.strip()
 
     def many(self, items: list[tuple[Any, ...]]) -> list[str]:
-        """Several rollouts decoded together (engine.llm.batch), each kept as the chat keeps a reply
-        (``GroupChat.finish_reply``). Items are (state, speaker, directive[, sample]); same
-        prompts and settings as ``__call__``; the sampled texts differ from one-at-a-time
-        rollouts only in the random draws."""
+        """Several rollouts decoded together (``engine.reply.turn.batch_replies``), kept and
+        retried as the app keeps a reply. Items are (state, speaker, directive[, sample]); same
+        prompts and settings as ``__call__``; the texts differ only in the random draws."""
+        from engine.llm.batch import BatchGenerator
+        from engine.reply.turn import batch_replies
         texts: list[str] = [""] * len(items)
         by_model: dict[str, list[int]] = {}
         for i, item in enumerate(items):
             by_model.setdefault(self.path_for(item[1]), []).append(i)
         for path, idx in by_model.items():  # one batch per persona model
-            for i, text in zip(idx, self._many(path, [items[i] for i in idx])):
-                texts[i] = text
-        return texts
-
-    def _many(self, path: str, items: list[tuple[Any, ...]]) -> list[str]:
-        from engine.llm.batch import BatchGenerator
-        from engine.chat import copies, retry_request, turn_note
-        chats, reqs = [], []
-        for state, speaker, directive, *rest in items:
-            chat = self._chat(state, rest[0] if rest else 0)
-            chats.append((chat, chat.member(speaker)))
-            reqs.append(chat.speaker_request(chat.member(speaker), directive))
-
-        copied: set[int] = set()
-
-        def kept(i: int, r: Any) -> str:  # as the chat keeps it; a copy of a recent reply is dropped
-            chat, persona = chats[i]
-            text = chat.finish_reply(r.text, persona, r.stopped)[0].strip()
-            if copies(text, chat.recent_replies(), chat.names):
-                copied.add(i)
-                return ""
-            return text
-
-        backend = self.pool.get(path)
-        with BatchGenerator(backend, n_seq=min(4, len(reqs)), n_ctx=2048) as gen:
-            texts = [kept(i, r) for i, r in enumerate(gen.generate(reqs))]
-            # an empty reply (or a copy) gets the chat's own single retry, also batched; a
-            # copy's retry is a free turn, as in the app
-            again = [i for i, t in enumerate(texts) if not t]
-            if again:
-                retries = [retry_request(reqs[i], turn_note(chats[i][1].name, "") if i in copied else None)
-                           for i in again]
-                for i, r in zip(again, gen.generate(retries)):
-                    texts[i] = kept(i, r)
+            jobs = [self._job(*items[i]) for i in idx]
+            with BatchGenerator(self.pool.get(path), n_seq=min(4, len(jobs)), n_ctx=2048) as gen:
+                for i, res in zip(idx, batch_replies(gen, jobs)):
+                    texts[i] = res.text
         return texts
 
 
@@ -331,7 +305,7 @@ def _state_rows(states: list[Any]) -> list[dict[str, Any]]:
 
 def run(cfg: DirectorConfig) -> dict[str, Any]:
     from engine.models.registry import bundled_model_path
-    from engine.llm.runtime import ChatFormat
+    from engine.llm.chat_format import ChatFormat
 
     from training import base_model
     from training.contexts import chat_template_of
@@ -377,9 +351,10 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     rewarder.progress = _log
     # a restarted run reuses them; they also depend on how a directive reaches the companion and
     # on which replies count as a copy of a recent one (rolled out again, as in the app)
-    from engine.chat import COPY_BLOCK, COPY_CONTAINED, COPY_SIMILARITY, COPY_WORDS, turn_note
+    from engine.reply.copyguard import DEFAULT_RULE
+    from engine.reply.prompts import turn_note
     rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
-                    "copy_rule": [COPY_WORDS, COPY_SIMILARITY, COPY_CONTAINED, COPY_BLOCK, "retry-free-turn"]}
+                    "copy_rule": DEFAULT_RULE.key()}
     reused = rewarder.persist(out / "states" / "rollouts.json", rollouts_key)
     if reused:
         _log(f"reusing {reused} saved rollouts")

@@ -30,7 +30,8 @@ def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
     import json
 
     from training.judges.learned import make_judge
-    from engine.llm.runtime import GenRequest, LlamaRuntime
+    from engine.llm.backend import GenRequest
+    from engine.llm.runtime import LlamaRuntime
 
     from training.base_model import base_gguf
     from training.contexts import build_contexts, chat_template_of

@@ -108,7 +108,7 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
     fns, weights = make_rewards({"reward_model": 1.0, "role_confusion": 1.0, "length": cfg.length_penalty},
                                 {"scorer": scorer, "max_completion_length": cfg.max_completion_length})
     ds = Dataset.from_list([{"prompt": c.prompt, "rm_prompt": c.rm_prompt, "persona": persona, "stop": c.stop,
-                             "others": c.others}
+                             "others": c.others, "recent": c.recent}
                             for c in contexts.values()])
     batch = cfg.prompts_per_step * cfg.num_generations
     shared = dict(output_dir=str(folder / "checkpoints"), max_steps=cfg.steps, learning_rate=cfg.learning_rate,

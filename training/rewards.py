@@ -2,17 +2,17 @@
 
 Each entry is a factory ``make(resources) -> fn``; ``fn(prompts, completions, **columns)``
 returns one float per completion, the signature trl's GRPO/RLOO trainers call. Dataset columns
-(``stop``, ``others``, ``persona``) arrive as keyword lists. Completions are first cleaned exactly
-as the app cleans a reply (cut at stop strings and at lines written as someone else), so the
-policy is rewarded for what the user would actually see.
+(``stop``, ``others``, ``persona``, ``recent``) arrive as keyword lists. Completions are first kept
+as the app keeps a reply (``training.contexts.keep_as_app``: stop strings, one paragraph, lines
+written as others cut, a copy of a recent reply dropped), so the policy is rewarded for what the
+user would actually see.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from engine.chat import clean_reply
-from training.scenarios import USER
+from training.contexts import keep_as_app
 
 RewardFn = Callable[..., list[float]]
 REWARDS: dict[str, Callable[[dict[str, Any]], RewardFn]] = {}
@@ -25,19 +25,13 @@ def register(name: str) -> Callable[[Callable[[dict[str, Any]], RewardFn]], Call
     return deco
 
 
-def clean_completion(text: str, persona: str, stop: list[str], others: list[str]) -> tuple[str, bool]:
-    for s in stop:
-        if s and s in text:
-            text = text[: text.index(s)]
-    return clean_reply(text, persona, others, USER)
-
-
 def _cleaned(completions: list[str], kw: dict[str, Any]) -> list[tuple[str, bool]]:
     n = len(completions)
     personas = kw.get("persona") or [""] * n
     stops = kw.get("stop") or [[]] * n
     others = kw.get("others") or [[]] * n
-    return [clean_completion(c, p, s, o) for c, p, s, o in zip(completions, personas, stops, others)]
+    recent = kw.get("recent") or [[]] * n
+    return [keep_as_app(c, p, s, o, r) for c, p, s, o, r in zip(completions, personas, stops, others, recent)]
 
 
 @register("reward_model")

@@ -56,7 +56,8 @@ def sampled_personas(out: Path) -> list[str]:
 
 def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
     from training.judges.learned import make_judge
-    from engine.llm.runtime import GenRequest, LlamaRuntime
+    from engine.llm.backend import GenRequest
+    from engine.llm.runtime import LlamaRuntime
 
     from training.base_model import base_dir, base_gguf
     folder = samples_dir(out)

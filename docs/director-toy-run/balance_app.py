@@ -8,7 +8,8 @@ import collections
 import math
 import os
 
-from engine.chat import ChatSettings, GroupChat
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
 from engine.models.registry import bundled_model_path
 from engine.personas import load_set
 from engine.llm.runtime import RuntimePool

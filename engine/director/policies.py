@@ -36,10 +36,10 @@ import json
 import random
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from engine.llm.runtime import Backend, GenRequest
+from engine.llm.backend import Backend, GenRequest
 
 if TYPE_CHECKING:
     from engine.personas import Persona
@@ -217,6 +217,7 @@ def clean_directive(text: str) -> str:
 
 class Policy:
     name = "base"
+    backend: Backend | None = None  # the model a policy reads the transcript with (the Director's)
 
     def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
         raise NotImplementedError
@@ -275,7 +276,7 @@ class AllPolicy(Policy):
     name = "all"
 
     def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
-        state.max_speakers = len(state.members)
+        state = replace(state, max_speakers=len(state.members))  # everyone: the cap is the group
         forced = self._rules(state)
         if forced:
             return forced

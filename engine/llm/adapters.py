@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.llm.runtime import Generation, GenRequest, LlamaRuntime
+from engine.llm.backend import Generation, GenRequest
+from engine.llm.runtime import LlamaRuntime
 
 
 class AdapterBackend:
@@ -39,6 +40,14 @@ class AdapterBackend:
     def info(self) -> Any:
         """The base model's GGUF info (its size decides the Director's directive mode)."""
         return self.runtime.info
+
+    @property
+    def weights(self) -> object:
+        return self.runtime
+
+    @property
+    def model_file(self) -> str:
+        return self.adapter
 
     def lane(self, name: str, n_ctx: int | None = None) -> "AdapterBackend":
         """The same adapter on the base runtime's lane ``name`` (see ``LlamaRuntime.lane``)."""

@@ -72,7 +72,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from engine.errors import ModelError
-from engine.llm.runtime import GenRequest, LlamaRuntime
+from engine.llm.backend import GenRequest
+from engine.llm.runtime import LlamaRuntime
 
 PENALTY_LAST_N = 64   # llama-cpp-python's ``last_n_tokens_size`` (LlamaRuntime.generate uses it)
 MIN_P = 0.05          # llama-cpp-python's default ``min_p``, part of LlamaRuntime.generate's chain

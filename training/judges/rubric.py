@@ -237,7 +237,7 @@ class LocalJudge:
         with self._lock:
             if self.mode == "expected" and self._digit_tokens() is not None:
                 return self._score_expected(messages)
-            from engine.llm.runtime import GenRequest
+            from engine.llm.backend import GenRequest
             req = GenRequest(slot="__judge__", messages=messages, max_tokens=80, temperature=0.0, top_k=1,
                              top_p=1.0, repeat_penalty=1.0, json_schema=SCORE_SCHEMA, seed=self.seed)
             text = self.runtime.generate(req).text()

@@ -1,10 +1,12 @@
-"""Replies among v9's rolled-out ones that the containment rule of engine.chat.copies flags beyond the
+"""Replies among v9's rolled-out ones that the containment rule of engine.reply.copyguard.CopyRule.copies flags beyond the
 earlier rules, with a random sample of 25 to read. Usage: python contained_copies.py (repository root)."""
 import json, random
 from difflib import SequenceMatcher
 from training.director_grpo import DirectorConfig, load_states
 import engine.chat as ec
-from engine.chat import copies, copy_key
+from engine.reply.copyguard import DEFAULT_RULE
+copies = DEFAULT_RULE.copies
+from engine.reply.copyguard import copy_key
 CONTAINED = ec.COPY_CONTAINED
 cfg = DirectorConfig()
 st = json.load(open("runs/director-v9/states/states.json"))

@@ -3,7 +3,8 @@ reply) and directive (empty and copy rates). Usage: python copy_rates.py (from t
 import json, collections
 from training.director_grpo import DirectorConfig, Rollouts, load_states
 from engine.models.registry import bundled_model_path
-from engine.chat import copies
+from engine.reply.copyguard import DEFAULT_RULE
+copies = DEFAULT_RULE.copies
 cfg = DirectorConfig()
 st = json.load(open("runs/director-v9/states/states.json"))
 states = {s.id: s for s in load_states(cfg, st["train"] + st["heldout"])}

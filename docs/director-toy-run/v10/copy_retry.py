@@ -6,7 +6,9 @@ from training.director_grpo import DirectorConfig, Rollouts, load_states, _weigh
 from training.director_rewards import GroupRewarder, total
 from training.judges.rubric import HeuristicJudge
 from engine.models.registry import bundled_model_path
-from engine.chat import copies, retry_request
+from engine.reply.copyguard import DEFAULT_RULE
+copies = DEFAULT_RULE.copies
+from engine.reply.turn import retry_request
 from engine.llm.batch import BatchGenerator
 cfg = DirectorConfig()
 stj = json.load(open("runs/director-v9/states/states.json"))

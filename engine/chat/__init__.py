@@ -1,0 +1,1 @@
+"""A group conversation: its settings, its rounds and events, the companions' memory, model routing."""

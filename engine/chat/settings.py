@@ -1,0 +1,57 @@
+"""A conversation's settings and the check every user message passes."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from engine.director.policies import POLICIES
+from engine.errors import InputError
+
+MAX_MESSAGE_CHARS = 100_000
+DEFAULT_HISTORY_TOKENS = 2048  # the recent transcript a companion reads (docs/architecture.md: context policy)
+MIN_HISTORY_TOKENS = 256
+
+
+@dataclass
+class ChatSettings:
+    policy: str = "director"
+    max_speakers: int = 3
+    min_speakers: int | None = None      # None = max_speakers: every round has that many voices
+    user_name: str = "User"
+    region: str | None = None
+    seed: int | None = None
+    model: str | None = None             # group default model (name or path); None = bundled
+    director_model: str | None = None    # None = the group default model
+    max_tokens: int | None = None        # override every persona's max_tokens
+    temperature: float | None = None     # override every persona's temperature
+    history_tokens: int = DEFAULT_HISTORY_TOKENS  # recent transcript a companion reads; 0 = all that fits
+    memory: bool = True  # lorebooks and remembered facts in companions' prompts; facts found in messages
+
+    def validate(self) -> None:
+        if self.policy not in POLICIES:
+            raise InputError(f"Unknown policy '{self.policy}'; use one of: {', '.join(POLICIES)}.")
+        if not 1 <= self.max_speakers <= 8:
+            raise InputError(f"--max-speakers must be between 1 and 8, not {self.max_speakers}.")
+        if self.min_speakers is not None and self.min_speakers < 1:
+            raise InputError("--min-speakers must be at least 1.")
+        if not (self.history_tokens == 0 or MIN_HISTORY_TOKENS <= self.history_tokens <= 1_000_000):
+            raise InputError(f"--history-tokens must be 0 (all that fits) or at least {MIN_HISTORY_TOKENS}, "
+                             f"not {self.history_tokens}.")
+
+    def effective_min_speakers(self) -> int:
+        return min(self.min_speakers or self.max_speakers, self.max_speakers)
+
+
+def sanitize_user_text(text: str) -> str:
+    """Drop control and binary characters; keep every script and emoji. Raises InputError."""
+    if not isinstance(text, str):
+        raise InputError("The message must be text.")
+    cleaned = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cs", "Co", "Cn"))
+    cleaned = cleaned.replace("\t", " ").strip()
+    if not cleaned:
+        raise InputError("The message is empty (or only control characters); type something to send.")
+    if len(cleaned) > MAX_MESSAGE_CHARS:
+        raise InputError(f"The message is {len(cleaned):,} characters; the limit is "
+                         f"{MAX_MESSAGE_CHARS:,}. Send a shorter part.")
+    return cleaned
