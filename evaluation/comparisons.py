@@ -19,7 +19,7 @@ import json
 import string
 from typing import Any
 
-from training.judges.rubric import LocalJudge, OpenAIJudge
+from training.judges.llm import LocalJudge, OpenAIJudge
 from engine.llm.backend import GenRequest
 from training.scenarios import Scenario
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from training.judges import rubric as engine_judge
+from training.judges import heuristic as heuristic_judge, llm as llm_judges, rubric as engine_judge
 from engine.errors import InputError
-from training.judges.rubric import DEFAULT_WEIGHTS, DIMENSIONS, HeuristicJudge, LocalJudge
+from training.judges.heuristic import HeuristicJudge
+from training.judges.llm import LocalJudge
+from training.judges.rubric import DEFAULT_WEIGHTS, DIMENSIONS
 from engine.personas import Persona, PersonaSet
 from training.scenarios import Scenario
 
@@ -111,7 +113,7 @@ def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[st
     made = 0
     # Order the calls by (scenario, speaker) so consecutive prompts share a long prefix (rubric,
     # persona, conversation) and a local judge's KV cache is reused.
-    code = code_fingerprint(engine_judge)
+    code = code_fingerprint(engine_judge, heuristic_judge, llm_judges)
     tasks = sorted(((sid, m["speaker"], cname, i) for (cname, sid), record in records.items()
                     for i, m in scored_messages(record)), key=lambda t: (t[0], t[1]))
     for sid, speaker, cname, i in tasks:

@@ -41,14 +41,17 @@ def round_key(config: EvalConfig, scenario: Scenario, pset: PersonaSet, gen: Gen
 
 
 def engine_fingerprint() -> str:
-    """The engine code that shapes a round (prompts, policies, cleanup, sampling, safety)."""
-    from engine import chat, personas, safety
-    from engine.director import policies as director
-    from engine.llm import runtime
+    """The engine code that shapes a round (prompts, policies, cleanup, sampling, safety, memory)."""
+    from engine import lorebook, memory, personas, recall
+    from engine.chat import companion_memory, group, settings
+    from engine.director import policies, transcript
+    from engine.llm import backend, choices, runtime
+    from engine.reply import cleanup, copyguard, prompts, turn
     from engine.safety import conversation, learned, resources, rules_de, rules_en, rules_fr, screen
-    # safety is a package: every module that decides whether a round is a crisis round
-    return code_fingerprint(chat, director, personas, runtime, safety, screen, rules_en, rules_de,
-                            rules_fr, learned, conversation, resources)
+    import engine.safety as safety
+    return code_fingerprint(group, settings, companion_memory, policies, transcript, backend, runtime, choices,
+                            cleanup, copyguard, prompts, turn, personas, lorebook, memory, recall, safety, screen,
+                            rules_en, rules_de, rules_fr, learned, conversation, resources)
 
 
 def model_identity(path: str | Path) -> str:

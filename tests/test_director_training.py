@@ -100,7 +100,7 @@ def test_decisions_are_scored_on_several_rollouts_and_the_reward_table_covers_ev
     """With ``samples`` > 1 a decision's components are the mean over replies rolled out with
     other seeds (a bad draw no longer decides the ranking); the reward table scores every allowed
     decision once, so training steps and the headroom summary need no further rollouts."""
-    from training.director_grpo import decision_choices, table_summary
+    from training.director_policy import decision_choices, table_summary
     from training.director_rewards import COMPONENTS, GroupRewarder
     calls = []
 
@@ -156,7 +156,7 @@ def test_the_held_out_comparison_can_score_on_more_rollouts_without_repeating_th
 
 
 def test_rolled_out_replies_are_saved_and_reused_by_a_restarted_run(tmp_path):
-    from training.director_grpo import decision_choices
+    from training.director_policy import decision_choices
     from training.director_rewards import GroupRewarder
     calls = []
 
@@ -188,7 +188,7 @@ def test_reward_table_signal_tells_learnable_headroom_from_lucky_replies():
     random one; where it depends on the decision (here: the speaker), it keeps its lead."""
     import zlib
 
-    from training.director_grpo import decision_choices
+    from training.director_policy import decision_choices
     from training.director_rewards import COMPONENTS, GroupRewarder
     states = [_state(), _state([{"speaker": "Mia", "text": "first reply"}])]
     weights = {c: 1.0 for c in COMPONENTS}
@@ -212,7 +212,7 @@ def test_a_long_batched_table_is_saved_chunk_by_chunk_and_a_stopped_run_resumes(
     """Rolling out a reward table takes up to an hour on a small CPU: batched rollouts are saved
     after every chunk with a progress line, so a run stopped halfway keeps what it rolled out and
     the restarted run rolls out only the rest."""
-    from training.director_grpo import decision_choices
+    from training.director_policy import decision_choices
     from training.director_rewards import GroupRewarder
 
     class Batched:
@@ -248,7 +248,8 @@ def test_a_long_batched_table_is_saved_chunk_by_chunk_and_a_stopped_run_resumes(
 
 def test_director_config_precedence_and_cli(tmp_path):
     from training.cli import make_parser
-    from training.director_grpo import model_name, resolve_config
+    from training.director_config import resolve_config
+    from training.director_eval import model_name
     y = tmp_path / "d.yaml"
     y.write_text("steps: 7\nweights: {format: 3.5}\n")
     args = make_parser().parse_args(["director", "--tiny", "--config", str(y), "--weights.social", "0.25",
@@ -266,7 +267,7 @@ def test_director_config_precedence_and_cli(tmp_path):
 def test_director_prompt_is_the_apps_director_prompt():
     from engine.director.policies import Director
     from engine.llm.chat_format import ChatFormat
-    from training.director_grpo import director_prompt
+    from training.director_rollouts import director_prompt
     st = _state([{"speaker": "Mia", "text": "I hear you."}])
     fmt = ChatFormat(None)
     assert director_prompt(st, fmt) == fmt.render(Director.messages(st.round_state(), st.transcript()))
@@ -357,7 +358,8 @@ def test_grpo_can_continue_from_a_saved_adapter(tmp_path):
     from training.base_model import build_tiny
     from training.common import TrainError
     from training.config import BaseConfig
-    from training.director_grpo import DirectorConfig, policy_model
+    from training.director_config import DirectorConfig
+    from training.director_policy import policy_model
     build_tiny(BaseConfig(tiny=True), tmp_path / "hf", seed=0)
     cfg = DirectorConfig(tiny=True)
     first = policy_model(cfg, tmp_path / "hf")
@@ -385,7 +387,8 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
     from engine.llm.chat_format import ChatFormat
     from training.base_model import build_tiny
     from training.config import BaseConfig
-    from training.director_grpo import ChoiceConstraint, decision_choices, director_prompt
+    from training.director_policy import ChoiceConstraint, decision_choices
+    from training.director_rollouts import director_prompt
     build_tiny(BaseConfig(tiny=True), tmp_path, seed=0)
     from transformers import AutoTokenizer
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
@@ -410,7 +413,7 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
 @pytest.mark.model
 def test_rollouts_of_a_grpo_group_are_decoded_together_and_cached():
     from engine.models.registry import bundled_model_path
-    from training.director_grpo import Rollouts
+    from training.director_rollouts import Rollouts
     from training.director_rewards import GroupRewarder, GroupState
     sc = load_scenarios("support", "train")[1]  # (on scenario 0 the 135M model answers as Mia: cleaned to "")
     st = GroupState(id=f"{sc.id}/0", scenario=sc, group=load_set("support"))
@@ -432,7 +435,7 @@ def test_rollouts_of_a_grpo_group_are_decoded_together_and_cached():
 def test_persona_models_give_companions_their_own_model_and_bad_pairs_are_refused_with_one_line(tmp_path):
     from training.cli import make_parser
     from training.common import TrainError
-    from training.director_grpo import companion_models, resolve_config
+    from training.director_config import companion_models, resolve_config
     gguf = tmp_path / "mia.gguf"
     gguf.write_bytes(b"GGUF")
     parse = lambda v: resolve_config(make_parser().parse_args(["director", "--out", "x", "--persona-models", v]))
@@ -453,7 +456,7 @@ def test_rollouts_play_a_companion_with_its_own_model(tmp_path):
     import shutil
 
     from engine.models.registry import bundled_model_path
-    from training.director_grpo import Rollouts
+    from training.director_rollouts import Rollouts
     from training.director_rewards import GroupState
     mia = tmp_path / "mia.gguf"
     shutil.copyfile(bundled_model_path(), mia)
@@ -483,11 +486,12 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from engine.llm.chat_format import ChatFormat
-    from engine.llm.runtime import choice_tokens
+    from engine.llm.choices import choice_tokens
     from training.base_model import build_tiny
     from training.config import BaseConfig, LoraSettings
-    from training.director_grpo import (DirectorConfig, constrained_logprobs, decision_choices, director_prompt,
-                                        policy_model, table_warm_start)
+    from training.director_config import DirectorConfig
+    from training.director_policy import constrained_logprobs, decision_choices, policy_model, table_warm_start
+    from training.director_rollouts import director_prompt
     build_tiny(BaseConfig(tiny=True), tmp_path, seed=0)
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
     states = [_state(), _state([{"speaker": "Mia", "text": "That sounds exhausting."}])]
@@ -546,8 +550,8 @@ def test_training_applies_the_apps_participation_prior_to_the_directors_choice(t
     from engine.llm.chat_format import ChatFormat
     from training.base_model import build_tiny
     from training.config import BaseConfig
-    from training.director_grpo import (ChoiceConstraint, constrained_logprobs, decision_bias, decision_choices,
-                                        director_prompt)
+    from training.director_policy import ChoiceConstraint, constrained_logprobs, decision_bias, decision_choices
+    from training.director_rollouts import director_prompt
     state = _state([{"speaker": "Theo", "text": "Let's look at it step by step."}])
     history = {n: sum(h["speaker"] == n for h in state.scenario.history) for n in state.group.names}
     choices = decision_choices(state)

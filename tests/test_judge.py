@@ -8,8 +8,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from engine.errors import InputError, ModelError
-from training.judges.rubric import (DIMENSIONS, CombinedJudge, HeuristicJudge, LocalJudge, OpenAIJudge, Scores,
-                          agreement, load_pairs, make_judge)
+from training.judges.heuristic import HeuristicJudge
+from training.judges.llm import LocalJudge, OpenAIJudge
+from training.judges.rubric import DIMENSIONS, CombinedJudge, Scores, agreement, load_pairs, make_judge
 from engine.personas import load_set
 from training.scenarios import load_scenarios
 

@@ -113,7 +113,7 @@ def test_make_judge_defaults_to_the_learned_teacher(tmp_path):
 
 def test_teacher_is_the_default_of_training_and_the_director():
     from training.config import SampleConfig, tiny_preset
-    from training.director_grpo import DirectorConfig
+    from training.director_config import DirectorConfig
     assert SampleConfig().judge == "learned" and DirectorConfig().judge == "learned"
     assert tiny_preset()["sample"]["judge"] == "learned"
 

@@ -264,7 +264,7 @@ def test_menu_decisions_branch_once_for_the_speaker_and_once_for_the_directive(r
     directives start, not a branch of its own ("empty or not?", one more model call per
     decision). Every other option keeps its canonical tokens, and the text is unchanged."""
     from engine.director.policies import RoundState
-    from engine.llm.runtime import choice_tokens
+    from engine.llm.choices import choice_tokens
     rt = real_backend_for()
     tokenize = lambda text: rt.llm.tokenize(text.encode(), add_bos=False, special=False)
     group = load_set("support")

@@ -71,7 +71,7 @@ def make_parser() -> argparse.ArgumentParser:
     _common(pp)
     for stage in STAGES:
         add_options(pp, hints[stage], prefix=stage + ".")
-    from training.director_grpo import DirectorConfig
+    from training.director_config import DirectorConfig
     dp = sub.add_parser("director", help="train the Director with GRPO on group rewards, export, register",
                         description="Train the Director with GRPO on group-level rewards (docs/director.md).")
     _common(dp)
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                              indent=2))
             return 0
         if args.command == "director":
-            from training.director_grpo import resolve_config
+            from training.director_config import resolve_config
             from training.director_grpo import run as run_director
             dcfg = resolve_config(args)
             set_threads(dcfg.threads)

@@ -38,10 +38,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from engine.director.policies import DIRECTIVE_VERBS, END, Director, RoundState, clean_directive
+from engine.director.policies import END, FREE_DIRECTIVE_PATTERN, Director, RoundState, clean_directive
+from training.scenarios import USER
 
 COMPONENTS = ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format")
-_FREE_DIRECTIVE = re.compile("^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$")
+_FREE_DIRECTIVE = re.compile(FREE_DIRECTIVE_PATTERN)
 
 
 @dataclass
@@ -55,14 +56,10 @@ class GroupState:
     min_speakers: int = 3
 
     def round_state(self) -> RoundState:
-        from engine.director.policies import find_addressed
-        names = self.group.names
-        last = next((h["speaker"] for h in reversed(self.scenario.history) if h["speaker"] in names), None)
-        return RoundState(members=list(self.group.members), user_name="User",
-                          user_text=self.scenario.user_message, max_speakers=self.max_speakers,
-                          min_speakers=self.min_speakers,
-                          addressed=find_addressed(self.scenario.user_message, names),
-                          spoken=[r["speaker"] for r in self.round_replies], last_speaker=last)
+        history = [("user" if h["speaker"] == USER else "companion", h["speaker"]) for h in self.scenario.history]
+        return RoundState.begin(self.group.members, USER, self.scenario.user_message, history,
+                                max_speakers=self.max_speakers, min_speakers=self.min_speakers,
+                                spoken=[r["speaker"] for r in self.round_replies])
 
     def transcript(self) -> list[dict[str, str]]:
         """The Director's view: the scenario transcript, then this round's replies."""

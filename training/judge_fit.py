@@ -249,7 +249,8 @@ def run(out: str | Path | None = None, seed: int = 0, twins: bool = True, audit:
 
     ``audit=True`` fits the audit judge instead: the dev split only, no twins, a fixed L2 (nothing
     is left to choose it on), written to assets/judge/audit.json unless ``out`` says otherwise."""
-    from training.judges.rubric import HeuristicJudge, agreement
+    from training.judges.heuristic import HeuristicJudge
+    from training.judges.rubric import agreement
 
     from training.judges.learned import LearnedJudge, audit_path
     pairs = load_preferences()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter
 from typing import Any, Callable, Iterator
 
 from engine.chat.backends import default_backend_factory, director_lane_ctx
@@ -20,7 +19,7 @@ from engine.chat.companion_memory import CompanionMemory
 from engine.chat.events import (DirectorChoice, ErrorEvent, Event, MessageEvent, Notice, RoundEnd, RoundStart,
                                 SafetyAlert, Token)
 from engine.chat.settings import ChatSettings, sanitize_user_text
-from engine.director.policies import Decision, Policy, RoundState, find_addressed, make_policy
+from engine.director.policies import Decision, Policy, RoundState, make_policy
 from engine.director.transcript import director_transcript
 from engine.errors import InputError, MascotError
 from engine.llm.backend import Backend, GenRequest
@@ -278,13 +277,10 @@ class GroupChat:
         if probe.count_tokens(text) > probe.n_ctx // 4:
             yield Notice("Your message is longer than the companions can read at once; they will see "
                          "its beginning and end.")
-        last = next((t.speaker for t in reversed(self.transcript[:-1]) if t.role == "companion"), None)
-        state = RoundState(members=active, user_name=self.settings.user_name, user_text=text,
-                           max_speakers=self.settings.max_speakers,
-                           min_speakers=self.settings.effective_min_speakers(),
-                           addressed=find_addressed(text, [p.name for p in active]),
-                           spoken=spoken, last_speaker=last,
-                           prior_replies=Counter(t.speaker for t in self.transcript if t.role == "companion"))
+        state = RoundState.begin(active, self.settings.user_name, text,
+                                 [(t.role, t.speaker) for t in self.transcript[:-1]],
+                                 max_speakers=self.settings.max_speakers,
+                                 min_speakers=self.settings.effective_min_speakers(), spoken=spoken)
         policy = self.policy()
         elsewhere = self._director_elsewhere
         if elsewhere and self._director_noticed != self._policy_key:  # once per Director model

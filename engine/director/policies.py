@@ -36,6 +36,7 @@ import json
 import random
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,7 @@ BALANCE_PRIOR = 6.0
 DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
                    "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
                    "Reassure", "Name", "Question", "Note", "Lighten", "Connect")
+FREE_DIRECTIVE_PATTERN = "^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$"  # a written directive
 
 
 @dataclass
@@ -104,6 +106,17 @@ class RoundState:
     # replies each companion gave before this round (the whole conversation, untrimmed); None:
     # counted from the transcript the Director is given (``replies_so_far``)
     prior_replies: dict[str, int] | None = None
+
+    @classmethod
+    def begin(cls, members: list["Persona"], user_name: str, user_text: str, history: list[tuple[str, str]], *,
+              max_speakers: int = 3, min_speakers: int = 1, spoken: list[str] | None = None) -> "RoundState":
+        """The state at a round's start (``spoken``: replies already given this round) after
+        ``history``, the (role, speaker) of every earlier message, oldest first."""
+        earlier = [speaker for role, speaker in history if role == "companion"]
+        return cls(members=list(members), user_name=user_name, user_text=user_text, max_speakers=max_speakers,
+                   min_speakers=min_speakers, addressed=find_addressed(user_text, [p.name for p in members]),
+                   spoken=spoken if spoken is not None else [], last_speaker=earlier[-1] if earlier else None,
+                   prior_replies=Counter(earlier))
 
     @property
     def names(self) -> list[str]:
@@ -298,10 +311,7 @@ class Director(Policy):
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        if directive_mode == "auto":
-            params = getattr(getattr(backend, "info", None), "parameters", 0) or 0
-            directive_mode = "menu" if 0 < params < SMALL_MODEL_PARAMS else "free"
-        self.directive_mode = directive_mode
+        self.directive_mode = directive_mode_for(backend.parameters) if directive_mode == "auto" else directive_mode
 
     @staticmethod
     def menu(persona: "Persona", user_name: str) -> list[str]:
@@ -367,8 +377,7 @@ class Director(Policy):
             "type": "object",
             "properties": {
                 "speaker": {"type": "string", "enum": options},
-                "directive": {"type": "string",
-                              "pattern": "^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$"},
+                "directive": {"type": "string", "pattern": FREE_DIRECTIVE_PATTERN},
             },
             "required": ["speaker", "directive"],
         }
@@ -465,6 +474,11 @@ class Director(Policy):
             return Decision(speaker, directive, source, True, seconds, raw)
         except (ValueError, KeyError, TypeError):
             return Decision(allowed[0], "", source, False, seconds, raw)
+
+
+def directive_mode_for(parameters: int) -> str:
+    """Below ``SMALL_MODEL_PARAMS`` the Director picks directives from a menu; above, it writes them."""
+    return "menu" if 0 < parameters < SMALL_MODEL_PARAMS else "free"
 
 
 def make_policy(name: str, backend: Backend | None = None, seed: int | None = None,

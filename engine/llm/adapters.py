@@ -49,6 +49,10 @@ class AdapterBackend:
     def model_file(self) -> str:
         return self.adapter
 
+    @property
+    def parameters(self) -> int:
+        return self.runtime.parameters
+
     def lane(self, name: str, n_ctx: int | None = None) -> "AdapterBackend":
         """The same adapter on the base runtime's lane ``name`` (see ``LlamaRuntime.lane``)."""
         return AdapterBackend(self.runtime.lane(name, n_ctx), self.adapter, self.name)

@@ -100,6 +100,11 @@ class Backend(Protocol):
         """The GGUF this backend runs (a LoRA adapter's file, if it applies one); "" if none."""
         ...
 
+    @property
+    def parameters(self) -> int:
+        """The model's parameter count (0: unknown); the Director's directive mode depends on it."""
+        ...
+
 
 # -- fake backend for fast unit tests of orchestration logic ----------------------------------
 
@@ -137,6 +142,10 @@ class FakeBackend:
     @property
     def model_file(self) -> str:
         return ""
+
+    @property
+    def parameters(self) -> int:
+        return 0
 
     def prefill(self, req: GenRequest, cancel: threading.Event | None = None) -> int:
         self.requests.append(req)

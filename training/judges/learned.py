@@ -266,7 +266,7 @@ class LearnedJudge:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from training.judges.rubric import HeuristicJudge
+            from training.judges.heuristic import HeuristicJudge
             self._embedder = HeuristicJudge()   # its MiniLM loader and text cache
         return self._embedder
 

@@ -2,7 +2,8 @@
 earlier rules, with a random sample of 25 to read. Usage: python contained_copies.py (repository root)."""
 import json, random
 from difflib import SequenceMatcher
-from training.director_grpo import DirectorConfig, load_states
+from training.director_config import DirectorConfig
+from training.director_rollouts import load_states
 import engine.chat as ec
 from engine.reply.copyguard import DEFAULT_RULE
 copies = DEFAULT_RULE.copies

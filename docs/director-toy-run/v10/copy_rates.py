@@ -1,7 +1,8 @@
 """Copies of a recent reply among v9's saved rollouts, by kind of state (0: round start, 1: after one
 reply) and directive (empty and copy rates). Usage: python copy_rates.py (from the repository root)."""
 import json, collections
-from training.director_grpo import DirectorConfig, Rollouts, load_states
+from training.director_config import DirectorConfig
+from training.director_rollouts import Rollouts, load_states
 from engine.models.registry import bundled_model_path
 from engine.reply.copyguard import DEFAULT_RULE
 copies = DEFAULT_RULE.copies

@@ -2,9 +2,10 @@
 seed, temperature >= 0.8) with the directive kept, and with the directive dropped (a free turn).
 Three retries each; counts copies, empty replies and the group reward of the kept reply."""
 import json, collections, statistics as st, time
-from training.director_grpo import DirectorConfig, Rollouts, load_states, _weights
+from training.director_config import DirectorConfig, _weights
+from training.director_rollouts import Rollouts, load_states
 from training.director_rewards import GroupRewarder, total
-from training.judges.rubric import HeuristicJudge
+from training.judges.heuristic import HeuristicJudge
 from engine.models.registry import bundled_model_path
 from engine.reply.copyguard import DEFAULT_RULE
 copies = DEFAULT_RULE.copies

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from engine.director.policies import Director
 from engine.models.registry import bundled_model_path
-from training.judges.rubric import HeuristicJudge
-from training.director_grpo import DirectorConfig, Rollouts, _weights, load_states
+from training.judges.heuristic import HeuristicJudge
+from training.director_config import DirectorConfig, _weights
+from training.director_rollouts import Rollouts, load_states
 from training.director_rewards import GroupRewarder, parse_decision, total
 
 model = sys.argv[1]
