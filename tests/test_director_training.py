@@ -86,8 +86,8 @@ def test_group_rewarder_components_caching_and_reward_functions():
     # balance: a companion who already spoke in the history scores lower than one who did not
     hist = [h["speaker"] for h in st.scenario.history if h["speaker"] in st.group.names]
     silent = [n for n in st.group.names if n not in hist]
-    if hist and silent:
-        assert rw.score_reply(st, hist[0], "hi there")["balance"] < rw.score_reply(st, silent[0], "hi there")["balance"]
+    assert hist and silent, "the first support scenario has companions who spoke and one who did not"
+    assert rw.score_reply(st, hist[0], "hi there")["balance"] < rw.score_reply(st, silent[0], "hi there")["balance"]
     weights = {c: 1.0 for c in COMPONENTS}
     weights["balance"] = 0.0
     fns, ws = make_reward_funcs(rw, {st.id: st}, weights)

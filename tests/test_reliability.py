@@ -76,19 +76,17 @@ def test_200_turn_conversation_and_20_conversations_stay_consistent(store):
         ids.append(chat.conversation_id)
         if c == 0:
             big = chat
-    times = []
     for i in range(100):  # 100 rounds x (1 user + 2 companions) = 300 messages
-        t = time.perf_counter()
         ev = run_round(big, f"turn {i}: " + "some words " * 20)
-        times.append(time.perf_counter() - t)
         assert len(events_of(ev, "message")) == 2
     assert len(store.messages(big.conversation_id)) == 300
-    # building prompts stays cheap late in the conversation (trimmed to the context)
-    assert max(times[-10:]) < 0.5
+    # late in the conversation a prompt is no longer than the recent-history window allows
+    last = next(r for r in reversed(fake.requests) if r.json_schema is None and not r.choices)  # a companion's
+    late = [fake.count_tokens(m["content"]) for m in last.messages[1:-1]]
+    assert sum(late) <= big.settings.history_tokens + 6 * len(late)
     assert len(store.conversations()) == 20 and store.integrity_check() == "ok"
-    t = time.perf_counter()
     resumed = GroupChat(make_group(), store=store, backend_for=lambda m: fake, conversation_id=big.conversation_id)
-    assert time.perf_counter() - t < 1.0 and len(resumed.transcript) == 300
+    assert len(resumed.transcript) == 300
     assert store.conversations("turn 99")[0]["id"] == big.conversation_id
 
 
