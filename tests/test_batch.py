@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from engine.llm.batch import BatchGenerator, generate_many, sample_token
+from engine.llm.batch import BatchGenerator, common_prefix, generate_many, sample_token
 from engine.errors import ModelError
 from engine.llm.backend import FakeBackend, GenRequest
 
@@ -24,13 +24,6 @@ def greedy(user, slot, max_tokens=20, stop=()):
                       stop=list(stop))
 
 
-def common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def assert_same_replies(batched: list[str], sequential: list[str]) -> None:

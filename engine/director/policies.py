@@ -48,31 +48,16 @@ if TYPE_CHECKING:
 POLICIES = ("director", "round-robin", "random", "all")
 END = "END"
 DIRECTIVE_MAX_CHARS = 90
-# Below this size a model cannot write useful free-text directives (measured with the bundled
-# 135M model: mostly copied or garbled text), so it chooses from a menu built from each
-# persona's goals plus generic group moves; the choice of speaker stays the model's.
+# Below this size a model cannot write useful free-text directives, so it picks from a menu
+# (each persona's goals plus generic group moves); docs/director.md, "Simplifications".
 SMALL_MODEL_PARAMS = 1_000_000_000
 GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody has made yet",
                       "Ask {user} one gentle question", "Build on the previous reply without repeating it")
-# Directives must read as an instruction: the grammar makes them start with one of these verbs.
-# Last menu option: no directive, the companion just takes its turn in character ("It is Mia's
-# turn."). Measured with the bundled 135M persona model (docs/director.md): a reply without a
-# directive often scores higher than one steered by a generic directive, so the Director may
-# choose to give none.
+# The menu's last option: no directive, a free turn ("It is Mia's turn."); it often scores higher
+# than a generic directive with the bundled model (docs/director.md).
 NO_DIRECTIVE = ""
-# The Director's participation prior (nats per reply): at decoding, a companion's choice is
-# weighed down by BALANCE_PRIOR for every reply it has given beyond the quietest companion the
-# rules allow (``balance_bias``; the constrained choice becomes pi(decision) * exp(bias)). It is a
-# fixed prior, not learned: trained without it, the 135M Director did not learn to read who had
-# spoken on held-out states (docs/director.md, run v7: it gave the same companion a second
-# turn in 5 of 10 states where a quieter one was free), and a user notices a companion that
-# talks over the others at once. The trained policy learns on top of it (training uses the
-# same prior). 6 nats: one extra reply needs a 400x stronger preference to be chosen anyway.
-# Measured with the prompt-only Director on the bundled model, 10 held-out user messages (turns
-# per companion; balance = normalised entropy): without the prior Mia and Theo took every turn
-# (0.50, one or two companions a message); at 3 nats Juno still never spoke with one companion
-# a message (0.79: the model's first token for "Juno" is over e^9 less likely than "M" for
-# "Mia"); at 6 nats 0.985 and 0.993.
+# The participation prior, in nats per reply beyond the quietest allowed companion (``balance_bias``):
+# a fixed prior the trained policy learns on top of; why 6, measured: docs/director.md (run v8, v9).
 BALANCE_PRIOR = 6.0
 DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
                    "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
@@ -202,12 +187,8 @@ def annotate_turns(items: list[dict[str, str]], names: list[str], user_name: str
     return out
 
 
-# The Director reads the opening of each companion reply, not all of it: its first sentence, at
-# most this many characters. Who spoke and what they opened with is what a choice of speaker
-# and directive needs; reading is most of the Director's time (measured with the bundled model:
-# ~6 ms a token on 2 cores, and a decision reads everything said since the previous one), so
-# the gist keeps the Director's share of a round low however long the replies are. The user's
-# messages are read whole. The companions always read each other's full replies.
+# The Director reads a companion reply's opening only (first sentence, at most this many
+# characters): reading is most of its time (docs/performance.md, run C). The user's messages are read whole.
 DIRECTOR_REPLY_CHARS = 64
 
 

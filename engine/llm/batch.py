@@ -133,7 +133,8 @@ def _draw(weights: np.ndarray, rng: np.random.Generator) -> int:
     return min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(cum) - 1)
 
 
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
+def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items ``a`` and ``b`` share."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -270,17 +271,17 @@ class BatchGenerator:
         Returns False when it should wait a step for a prompt that is still being evaluated."""
         toks, res = seq.prompt, self._resident
         limit = len(toks) - 1                 # the last prompt token is evaluated for its logits
-        own = min(_common(res[slot], toks), limit)
+        own = min(common_prefix(res[slot], toks), limit)
         src, best = slot, own
         for q in range(self.n_seq):
             if q == slot or q in copied_to:   # no copy chains within one step
                 continue
-            c = min(_common(res[q], toks), limit)
+            c = min(common_prefix(res[q], toks), limit)
             if c > best:
                 src, best = q, c
         for q, other in enumerate(slots):     # a prompt still being evaluated may serve better
             if other is not None and len(other.pending) > 1 and q not in copied_to:
-                if min(_common(res[q] + other.pending, toks), limit) >= best + MIN_SHARE:
+                if min(common_prefix(res[q] + other.pending, toks), limit) >= best + MIN_SHARE:
                     return False
         lc, mem = self._lc, self._mem
         if src != slot and best - own >= MIN_SHARE and slot not in copied_from:
