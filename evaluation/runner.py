@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
-from engine.reply.prompts import TranscriptItem
+from engine.reply.prompts import from_history
 from engine.personas import PersonaSet
 from training.scenarios import USER, Scenario
 
@@ -73,9 +73,7 @@ def generate_round(config: EvalConfig, scenario: Scenario, pset: PersonaSet, gen
                             director_model=config.director_model, max_tokens=gen.max_tokens,
                             temperature=gen.temperature)
     chat = GroupChat(group, settings=settings, store=None, backend_for=backend_for)
-    for h in scenario.history:
-        role = "user" if h["speaker"] == USER else "companion"
-        chat.transcript.append(TranscriptItem(role=role, speaker=h["speaker"], text=h["text"]))
+    chat.transcript = from_history(scenario.history, USER)
     record: dict[str, Any] = {"config": config.name, "scenario_id": scenario.id,
                               "domain": scenario.domain, "group": pset.name,
                               "members": group.names, "messages": [], "directors": [],
