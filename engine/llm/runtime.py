@@ -1,4 +1,4 @@
-"""Text generation: llama.cpp behind a small interface, plus a fake for unit tests.
+"""Text generation with llama.cpp behind the ``Backend`` interface (``engine.llm.backend``).
 
 Design for speed:
 

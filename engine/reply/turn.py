@@ -136,7 +136,9 @@ def batch_replies(gen: Any, jobs: list[ReplyJob], cancel: threading.Event | None
                   rule: CopyRule = DEFAULT_RULE) -> list[ReplyResult]:
     """Several replies decoded together (``engine.llm.batch.BatchGenerator``), each kept and
     retried as ``stream_reply`` keeps and retries one; the retries are batched too. Texts
-    differ from streamed ones only in the random draws."""
+    differ from streamed ones in the random draws and in one case: a reply that opens with
+    words of its own and then copies a recent reply is kept when streamed (shown text is never
+    taken back) but dropped here, where nothing was shown."""
     results = [ReplyResult("") for _ in jobs]
 
     def keep(i: int, r: Any) -> None:
