@@ -643,12 +643,20 @@ class GroupChat:
         if last is None:
             return []
         start = self._starts.get(persona.name if upto is None else f"{persona.name}@{upto}", 0)
+        # ``start`` counts the companion's prompt messages (each of its own turns is 2-3), not items
+        seen, cut = 0, len(items)
+        for i, t in enumerate(items):
+            if seen >= start:
+                cut = i
+                break
+            seen += 2 + bool(t.context) if t.role == "companion" and t.speaker == persona.name else 1
         pool = [(f"m{t.id}" if t.id is not None else f"t{i}", t.text)
-                for i, t in enumerate(items[:start]) if t.role == "user"]
+                for i, t in enumerate(items[:cut]) if t.role == "user"]
         if self.store is not None and hasattr(self.store, "user_messages"):
             pool += [(f"m{r['id']}", r["text"]) for r in self.store.user_messages(self.group.name, self.conversation_id)]
         cands = [(Candidate(k, text), ws) for k, text in pool if (ws := self._recall_words(k, text))]
-        return recall_lines(last.text, cands, self.settings.user_name, count, allowed=self._recallable)
+        return recall_lines(last.text, cands, self.settings.user_name, count, allowed=self._recallable,
+                            store=self.store)
 
     def _recall_words(self, key: str, text: str) -> set[str]:
         """A message's content words for recall (cached by message)."""

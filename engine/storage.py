@@ -132,6 +132,15 @@ def m007_group_lorebooks(db: sqlite_utils.Database) -> None:
     db["lore_entries"].create_index(["group_name"])
 
 
+@migration
+def m008_message_vectors(db: sqlite_utils.Database) -> None:
+    """Sentence embeddings of the user's messages for recall (engine.recall): the model's name,
+    a digest of the text it embedded (an edited message is embedded again) and the float32
+    vector as a BLOB. Made lazily, when a message is first a recall candidate."""
+    db["message_vectors"].create({"message_id": int, "model": str, "digest": str, "vec": bytes},
+                                 pk="message_id")
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -218,6 +227,8 @@ class Store:
                                 "and pinned = 0", [cid])
                 self.db.execute("update memories set conversation_id = null, message_id = null "
                                 "where conversation_id = ?", [cid])
+                self.db.execute("delete from message_vectors where message_id in "
+                                "(select id from messages where conversation_id = ?)", [cid])
                 self.db.execute("delete from messages where conversation_id = ?", [cid])
                 self.db.execute("delete from members where conversation_id = ?", [cid])
                 self.db.execute("delete from conversations where id = ?", [cid])
@@ -226,7 +237,7 @@ class Store:
     def delete_all(self) -> None:
         with self._lock:
             with self.db.conn:
-                for t in ("lore_entries", "lorebooks", "memories", "messages", "members", "conversations", "models"):
+                for t in ("message_vectors", "lore_entries", "lorebooks", "memories", "messages", "members", "conversations", "models"):
                     self.db.execute(f"delete from {t}")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.db.execute("VACUUM")
@@ -312,10 +323,12 @@ class Store:
         self.message(mid)
         with self._lock, self.db.conn:
             self.db["messages"].update(mid, {"text": text, "edited": 1})
+            self.db.execute("delete from message_vectors where message_id = ?", [mid])  # of the old text
 
     def delete_message(self, mid: int) -> None:
         self.message(mid)
         with self._lock, self.db.conn:
+            self.db.execute("delete from message_vectors where message_id = ?", [mid])
             self.db.execute("delete from messages where id = ?", [mid])
 
     def user_messages(self, group_name: str, exclude: int | None = None, limit: int = 2000) -> list[dict[str, Any]]:
@@ -325,6 +338,26 @@ class Store:
             "select m.id, m.text from messages m join conversations c on c.id = m.conversation_id "
             "where c.group_name = ? and m.role = 'user' and m.conversation_id != ? "
             "order by m.id desc limit ?", [group_name, -1 if exclude is None else exclude, limit]))
+
+    def message_vectors(self, ids: list[int], model: str) -> dict[int, tuple[str, bytes]]:
+        """Stored embeddings {message id: (text digest, float32 bytes)} of ``model`` for ``ids``."""
+        out: dict[int, tuple[str, bytes]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            rows = self.db.execute(
+                f"select message_id, digest, vec from message_vectors where model = ? and message_id in "
+                f"({','.join('?' * len(chunk))})", [model, *chunk]).fetchall()
+            out.update({r[0]: (r[1], r[2]) for r in rows})
+        return out
+
+    def put_message_vectors(self, rows: list[tuple[int, str, bytes]], model: str) -> None:
+        """Store (message id, text digest, float32 bytes) embeddings of ``model``; ids of messages
+        deleted meanwhile are skipped."""
+        with self._lock, self.db.conn:
+            for mid, digest, vec in rows:
+                self.db.execute("insert or replace into message_vectors (message_id, model, digest, vec) "
+                                "select ?, ?, ?, ? where exists (select 1 from messages where id = ?)",
+                                [mid, model, digest, vec, mid])
 
     def last_round(self, cid: int) -> int:
         row = self.db.execute("select max(round) from messages where conversation_id = ?", [cid]).fetchone()
