@@ -21,8 +21,8 @@ def _slug(text: str) -> str:
 
 
 def export_all(store: Any, folder: str | Path) -> Path:
-    """Write every conversation (Markdown and JSON), the imported personas, the remembered facts
-    and the model list into ``mascot-export-<date>.zip`` in ``folder``. Returns the zip's path."""
+    """Write every conversation (Markdown and JSON), the imported personas, the remembered facts,
+    the groups' lorebooks and the model list into ``mascot-export-<date>.zip`` in ``folder``. Returns the zip's path."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -41,9 +41,12 @@ def export_all(store: Any, folder: str | Path) -> Path:
                 z.write(f, f"personas/{f.name}")
         z.writestr("models.json", json.dumps(store.models(), indent=2, default=str))
         z.writestr("memory.json", json.dumps(store.memories(), indent=2, ensure_ascii=False, default=str))
+        if hasattr(store, "lore_entries"):
+            z.writestr("lorebooks.json", json.dumps(store.lore_entries(), indent=2, ensure_ascii=False, default=str))
         z.writestr("README.txt", f"Mascot data export, {datetime.now():%Y-%m-%d %H:%M}.\n"
                                  f"{count} conversation(s) as Markdown and JSON; imported personas; "
                                  "what the companions remember about you (memory.json); "
+                                 "your groups' lorebooks (lorebooks.json); "
                                  "the list of registered models (not the model files).\n")
     return target
 

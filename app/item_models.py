@@ -233,6 +233,32 @@ class MemoryListModel(RowListModel):
         return -1 if fid is None else self.find(lambda r: r.get("id") == fid)
 
 
+class LoreListModel(RowListModel):
+    """The group's lorebook entries (store.lore_entries rows): keys, text and flags."""
+
+    def render(self, row: dict[str, Any], role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            head = "Always in" if row.get("constant") else ", ".join(row.get("keys") or []) or "(no keys)"
+            if row.get("selective") and row.get("secondary_keys"):
+                head += "  +  " + ", ".join(row["secondary_keys"])
+            if row.get("name"):
+                head = f"{row['name']} · {head}"
+            text = " ".join(str(row.get("content", "")).split())
+            text = text if len(text) <= 90 else text[:89].rsplit(" ", 1)[0] + "…"
+            flags = [f for f, on in (("off", not row.get("enabled", True)), ("case-sensitive", row.get("case_sensitive")),
+                                     ("before the character", row.get("position") == "before_char")) if on]
+            order = f"order {row.get('insertion_order', 100):g}"
+            return f"{head}\n{text}\n{' · '.join([order, *flags])}"
+        if role == Qt.ItemDataRole.ForegroundRole and not row.get("enabled", True):
+            return QColor(theme.FAINT)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return str(row.get("content", ""))
+        return None
+
+    def row_of(self, eid: int | None) -> int:
+        return -1 if eid is None else self.find(lambda r: r.get("id") == eid)
+
+
 class ListTableModel(QAbstractTableModel):
     """A table over a plain list of items, one per row, with fixed column titles."""
 

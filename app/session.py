@@ -28,8 +28,8 @@ from engine.storage import Store
 
 from . import data, theme
 from .config import AppSettings
-from .item_models import (ConversationListModel, DirectorLogModel, MemberListModel, MemoryListModel,
-                          MessageListModel)
+from .item_models import (ConversationListModel, DirectorLogModel, LoreListModel, MemberListModel,
+                          MemoryListModel, MessageListModel)
 from .workers import GeneratorWorker, Runner, Worker
 
 YOU = "You"
@@ -62,6 +62,7 @@ class ChatSession(QObject):
         self.members = MemberListModel(self)
         self.director_log = DirectorLogModel(self)
         self.memory = MemoryListModel(self)
+        self.lorebook = LoreListModel(self)
         self.conversations = ConversationListModel(self.store, self)
         self.conversations.rename = self.rename_conversation
         self.members.set_muted = self.set_muted
@@ -115,7 +116,7 @@ class ChatSession(QObject):
         rows = self.store.members(cid)
         personas = [persona_from_dict(r["persona"]) for r in rows] or load_set(conv["group_name"]).members
         pset = PersonaSet(name=conv["group_name"], title=conv["title"], description="", members=personas,
-                          lorebook=_group_lorebook(conv["group_name"]))
+                          lorebook=self.group_book(conv["group_name"]))
         self.conversation = conv
         return GroupChat(pset, settings=self._chat_settings(conv), store=self.store,
                          backend_for=self.backend_for, conversation_id=cid)
@@ -130,6 +131,7 @@ class ChatSession(QObject):
         self._load_messages()
         self._load_members()
         self.refresh_memory()
+        self.refresh_lorebook()
         self.settings.last_conversation = cid
         self.settings.save()
         self.opened.emit(cid)
@@ -447,6 +449,68 @@ class ChatSession(QObject):
 
     def forget_fact(self, fid: int) -> bool:
         return self._memory_call(lambda: self.store.delete_memory(fid), "Forgotten.")
+
+    # -- the group's own lorebook (engine.lorebook; stored per group in the history database) --------
+    def group_book(self, group: str) -> dict[str, Any] | None:
+        """The group's lorebook: the one kept in the database; the first time a group whose
+        persona set file has a book is opened, that book is copied in (from then on the app's
+        copy is the one edited and used)."""
+        if not self.store.has_lorebook(group):
+            book = _group_lorebook(group)
+            if not book:
+                return None
+            from engine.lorebook import book_entries
+            try:
+                self.store.set_group_lorebook(group, {**book, "entries": book_entries(book, group)})
+            except MascotError:
+                return book
+        return self.store.group_lorebook(group)
+
+    def refresh_lorebook(self) -> None:
+        group = self.chat.group.name if self.chat else None
+        self.lorebook.reset(self.store.lore_entries(group) if group else [])
+
+    def _lore_call(self, fn: Callable[[str], Any], done: str) -> Any:
+        """Change the open group's book (not while a round runs: the companions' prompts are
+        being built from it), then give the conversation the new book."""
+        if not self._idle():
+            return None
+        group = self.chat.group.name
+        try:
+            out = fn(group)
+        except MascotError as e:
+            self.error.emit(str(e))
+            return None
+        self.chat.group.lorebook = self.store.group_lorebook(group)
+        self.chat._books.clear()  # GroupChat parses books once per companion; read the new one
+        self.refresh_lorebook()
+        self.info.emit(done)
+        return True if out is None else out
+
+    def add_lore_entry(self, entry: dict[str, Any]) -> int | None:
+        """Add an entry (editor fields, checked like a card's) to the open group's book; its id."""
+        from engine.lorebook import MAX_ENTRIES, check_entry
+
+        def add(group: str) -> int:
+            e = check_entry(entry)
+            if len(self.store.lore_entries(group)) >= MAX_ENTRIES:
+                raise InputError(f"A lorebook holds at most {MAX_ENTRIES} entries; delete one first.")
+            return self.store.add_lore_entry(group, e)
+        return self._lore_call(add, "Lorebook entry added.")
+
+    def edit_lore_entry(self, eid: int, entry: dict[str, Any]) -> bool:
+        from engine.lorebook import check_entry
+        return bool(self._lore_call(lambda _g: self.store.update_lore_entry(eid, check_entry(entry)),
+                                    "Lorebook entry saved."))
+
+    def delete_lore_entry(self, eid: int) -> bool:
+        return bool(self._lore_call(lambda _g: self.store.delete_lore_entry(eid), "Lorebook entry deleted."))
+
+    def set_lorebook_settings(self, scan_depth: int, token_budget: int) -> bool:
+        from engine.lorebook import MAX_BUDGET, MAX_SCAN_DEPTH
+        return bool(self._lore_call(lambda g: self.store.set_lorebook_settings(
+            g, scan_depth=max(0, min(int(scan_depth), MAX_SCAN_DEPTH)),
+            token_budget=max(0, min(int(token_budget), MAX_BUDGET))), "Lorebook settings saved."))
 
     # -- editing messages ----------------------------------------------------------------------------
     def _idle(self) -> bool:

@@ -185,6 +185,7 @@ class MainWindow(CardDropTarget, QMainWindow):
                      lambda: self.sidebar.search.setFocus())
         tools = bar.addMenu("&Tools")
         self._action(tools, "Models…", "Ctrl+M", self.open_models)
+        self.lorebook_action = self._action(tools, "Group lorebook…", "Ctrl+Shift+L", self.open_lorebook)
         self._action(tools, "Settings…", "Ctrl+,", self.open_settings)
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "Diagnostics…", None, self.open_diagnostics)
@@ -331,6 +332,18 @@ class MainWindow(CardDropTarget, QMainWindow):
         self._models_dialog.show()
         self._models_dialog.raise_()
         return self._models_dialog
+
+    def open_lorebook(self) -> Any:
+        """Show the (single, non-modal) editor of the open group's lorebook."""
+        from .lorebook_dialog import LorebookDialog
+        dlg = getattr(self, "_lorebook_dialog", None)
+        if dlg is None:
+            dlg = self._lorebook_dialog = LorebookDialog(self.session, self)
+        else:
+            dlg.refresh()
+        dlg.show()
+        dlg.raise_()
+        return dlg
 
     def first_run_choice(self, link: str) -> None:
         """The first-run banner's links: "get" opens the Get models page, "try" keeps the

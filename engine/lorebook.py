@@ -230,3 +230,36 @@ def persona_book(persona: Any) -> Lorebook | None:
         return parse_book(book, persona.name)
     except PersonaError:
         return None  # checked on import; a book edited since into something broken is ignored
+
+
+# -- a group's own book, edited in the app (stored in the history database) ----------------------
+
+def entry_dict(e: LoreEntry) -> dict[str, Any]:
+    """An entry in V2 ``character_book`` form (what the database and exports keep)."""
+    return {"name": e.name, "keys": list(e.keys), "secondary_keys": list(e.secondary_keys),
+            "content": e.content, "selective": e.selective, "constant": e.constant,
+            "case_sensitive": e.case_sensitive, "enabled": e.enabled,
+            "insertion_order": e.insertion_order, "priority": e.priority, "position": e.position}
+
+
+def check_entry(entry: dict[str, Any], where: str = "Lorebook entry") -> dict[str, Any]:
+    """One entry as typed in the editor, checked against the spec and the card limits (the
+    same ``parse_book``), normalised; raises InputError with one line. A keyless entry that is
+    not constant could never fire, so it is refused too."""
+    from .errors import InputError
+    if not str(entry.get("content") or "").strip():
+        raise InputError(f"{where}: write what the companions should read (the entry's text).")
+    try:
+        book = parse_book({"entries": [entry]}, "\x00", InputError)
+    except InputError as err:
+        raise InputError(str(err).replace("\x00: lorebook entry 1", where)) from None
+    e = book.entries[0]
+    if not e.constant and not e.keys:
+        raise InputError(f"{where}: give at least one key (a word that makes it fire), or make it "
+                         "constant (always in).")
+    return entry_dict(e)
+
+
+def book_entries(book: Any, where: str) -> list[dict[str, Any]]:
+    """The entries of a raw book, checked and normalised (for copying it into the database)."""
+    return [entry_dict(e) for e in parse_book(book, where).entries]

@@ -118,6 +118,29 @@ def m006_memories(db: sqlite_utils.Database) -> None:
     db["memories"].create_index(["group_name"])
 
 
+@migration
+def m007_group_lorebooks(db: sqlite_utils.Database) -> None:
+    """A group's own lorebook, edited in the app (engine.lorebook: V2 ``character_book`` fields):
+    the book's settings per group, and its entries (keys as JSON lists)."""
+    db["lorebooks"].create({"group_name": str, "name": str, "scan_depth": int, "token_budget": int,
+                            "updated": str}, pk="group_name")
+    db["lore_entries"].create({
+        "id": int, "group_name": str, "name": str, "keys": str, "secondary_keys": str,
+        "content": str, "selective": int, "constant": int, "case_sensitive": int, "enabled": int,
+        "insertion_order": float, "priority": float, "position": str, "created": str, "updated": str,
+    }, pk="id")
+    db["lore_entries"].create_index(["group_name"])
+
+
+@migration
+def m008_message_vectors(db: sqlite_utils.Database) -> None:
+    """Sentence embeddings of the user's messages for recall (engine.recall): the model's name,
+    a digest of the text it embedded (an edited message is embedded again) and the float32
+    vector as a BLOB. Made lazily, when a message is first a recall candidate."""
+    db["message_vectors"].create({"message_id": int, "model": str, "digest": str, "vec": bytes},
+                                 pk="message_id")
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -204,6 +227,8 @@ class Store:
                                 "and pinned = 0", [cid])
                 self.db.execute("update memories set conversation_id = null, message_id = null "
                                 "where conversation_id = ?", [cid])
+                self.db.execute("delete from message_vectors where message_id in "
+                                "(select id from messages where conversation_id = ?)", [cid])
                 self.db.execute("delete from messages where conversation_id = ?", [cid])
                 self.db.execute("delete from members where conversation_id = ?", [cid])
                 self.db.execute("delete from conversations where id = ?", [cid])
@@ -212,7 +237,7 @@ class Store:
     def delete_all(self) -> None:
         with self._lock:
             with self.db.conn:
-                for t in ("memories", "messages", "members", "conversations", "models"):
+                for t in ("message_vectors", "lore_entries", "lorebooks", "memories", "messages", "members", "conversations", "models"):
                     self.db.execute(f"delete from {t}")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.db.execute("VACUUM")
@@ -298,10 +323,12 @@ class Store:
         self.message(mid)
         with self._lock, self.db.conn:
             self.db["messages"].update(mid, {"text": text, "edited": 1})
+            self.db.execute("delete from message_vectors where message_id = ?", [mid])  # of the old text
 
     def delete_message(self, mid: int) -> None:
         self.message(mid)
         with self._lock, self.db.conn:
+            self.db.execute("delete from message_vectors where message_id = ?", [mid])
             self.db.execute("delete from messages where id = ?", [mid])
 
     def user_messages(self, group_name: str, exclude: int | None = None, limit: int = 2000) -> list[dict[str, Any]]:
@@ -311,6 +338,26 @@ class Store:
             "select m.id, m.text from messages m join conversations c on c.id = m.conversation_id "
             "where c.group_name = ? and m.role = 'user' and m.conversation_id != ? "
             "order by m.id desc limit ?", [group_name, -1 if exclude is None else exclude, limit]))
+
+    def message_vectors(self, ids: list[int], model: str) -> dict[int, tuple[str, bytes]]:
+        """Stored embeddings {message id: (text digest, float32 bytes)} of ``model`` for ``ids``."""
+        out: dict[int, tuple[str, bytes]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            rows = self.db.execute(
+                f"select message_id, digest, vec from message_vectors where model = ? and message_id in "
+                f"({','.join('?' * len(chunk))})", [model, *chunk]).fetchall()
+            out.update({r[0]: (r[1], r[2]) for r in rows})
+        return out
+
+    def put_message_vectors(self, rows: list[tuple[int, str, bytes]], model: str) -> None:
+        """Store (message id, text digest, float32 bytes) embeddings of ``model``; ids of messages
+        deleted meanwhile are skipped."""
+        with self._lock, self.db.conn:
+            for mid, digest, vec in rows:
+                self.db.execute("insert or replace into message_vectors (message_id, model, digest, vec) "
+                                "select ?, ?, ?, ? where exists (select 1 from messages where id = ?)",
+                                [mid, model, digest, vec, mid])
 
     def last_round(self, cid: int) -> int:
         row = self.db.execute("select max(round) from messages where conversation_id = ?", [cid]).fetchone()
@@ -359,6 +406,115 @@ class Store:
         self.memory(fid)
         with self._lock, self.db.conn:
             self.db.execute("delete from memories where id = ?", [fid])
+
+    # -- a group's own lorebook (engine.lorebook), edited in the app ---------------------------
+    _LORE_FLAGS = ("selective", "constant", "case_sensitive", "enabled")
+
+    def _lore_row(self, r: dict[str, Any]) -> dict[str, Any]:
+        out = dict(r, keys=json.loads(r["keys"] or "[]"), secondary_keys=json.loads(r["secondary_keys"] or "[]"))
+        for f in self._LORE_FLAGS:
+            out[f] = bool(r[f])
+        return out
+
+    def lore_entries(self, group_name: str | None = None) -> list[dict[str, Any]]:
+        """A group's lorebook entries (or every group's), in the order they were added; keys as
+        lists, flags as booleans."""
+        sql, params = "select * from lore_entries", []
+        if group_name is not None:
+            sql, params = sql + " where group_name = ?", [group_name]
+        return [self._lore_row(r) for r in self.db.query(sql + " order by id", params)]
+
+    def lore_entry(self, eid: int) -> dict[str, Any]:
+        try:
+            return self._lore_row(self.db["lore_entries"].get(eid))
+        except sqlite_utils.db.NotFoundError:
+            raise NotFound(f"No lorebook entry {eid}; it may have been deleted already.") from None
+
+    def _lore_fields(self, entry: dict[str, Any]) -> dict[str, Any]:
+        fields = {k: entry[k] for k in ("name", "content", "insertion_order", "priority", "position")
+                  if k in entry}
+        for k in ("keys", "secondary_keys"):
+            if k in entry:
+                fields[k] = json.dumps(list(entry[k]), ensure_ascii=False)
+        for f in self._LORE_FLAGS:
+            if f in entry:
+                fields[f] = int(bool(entry[f]))
+        return fields
+
+    def add_lore_entry(self, group_name: str, entry: dict[str, Any]) -> int:
+        """Add an entry (a checked ``engine.lorebook.check_entry`` dict) to a group's book."""
+        with self._lock, self.db.conn:
+            ts = now()
+            row = {"group_name": group_name, "name": "", "keys": "[]", "secondary_keys": "[]",
+                   "content": "", "selective": 0, "constant": 0, "case_sensitive": 0, "enabled": 1,
+                   "insertion_order": 100.0, "priority": 10.0, "position": "after_char",
+                   **self._lore_fields(entry), "created": ts, "updated": ts}
+            self._touch_lorebook(group_name)
+            return int(self.db["lore_entries"].insert(row).last_pk)
+
+    def update_lore_entry(self, eid: int, entry: dict[str, Any]) -> None:
+        old = self.lore_entry(eid)
+        with self._lock, self.db.conn:
+            self.db["lore_entries"].update(eid, {**self._lore_fields(entry), "updated": now()})
+            self._touch_lorebook(old["group_name"])
+
+    def delete_lore_entry(self, eid: int) -> None:
+        old = self.lore_entry(eid)
+        with self._lock, self.db.conn:
+            self.db.execute("delete from lore_entries where id = ?", [eid])
+            self._touch_lorebook(old["group_name"])
+
+    def _touch_lorebook(self, group_name: str, **settings: Any) -> None:
+        table = self.db["lorebooks"]
+        if self.db.execute("select 1 from lorebooks where group_name = ?", [group_name]).fetchone():
+            table.update(group_name, {**settings, "updated": now()})
+        else:
+            table.insert({"group_name": group_name, "name": "", "scan_depth": None, "token_budget": None,
+                          **settings, "updated": now()})
+
+    def set_lorebook_settings(self, group_name: str, *, scan_depth: int | None = None,
+                              token_budget: int | None = None, name: str | None = None) -> None:
+        """A group book's scan depth, token budget or name (None: leave as is)."""
+        settings = {k: v for k, v in (("scan_depth", scan_depth), ("token_budget", token_budget),
+                                      ("name", name)) if v is not None}
+        with self._lock, self.db.conn:
+            self._touch_lorebook(group_name, **settings)
+
+    def has_lorebook(self, group_name: str) -> bool:
+        """Whether the group's book lives in the database (once made or edited in the app)."""
+        return self.db.execute("select 1 from lorebooks where group_name = ?", [group_name]).fetchone() is not None
+
+    def group_lorebook(self, group_name: str) -> dict[str, Any] | None:
+        """The group's book in V2 ``character_book`` form (None when it has none here), the
+        form ``engine.lorebook.parse_book`` reads, so it works in prompts like a card's book."""
+        rows = list(self.db.query("select * from lorebooks where group_name = ?", [group_name]))
+        if not rows:
+            return None
+        book: dict[str, Any] = {"name": rows[0]["name"] or "", "entries": []}
+        for k in ("scan_depth", "token_budget"):
+            if rows[0][k] is not None:
+                book[k] = rows[0][k]
+        for e in self.lore_entries(group_name):
+            book["entries"].append({k: e[k] for k in (
+                "name", "keys", "secondary_keys", "content", "selective", "constant", "case_sensitive",
+                "enabled", "insertion_order", "priority", "position")} | {"id": e["id"]})
+        return book
+
+    def set_group_lorebook(self, group_name: str, book: dict[str, Any]) -> None:
+        """Replace a group's book with ``book`` (a checked V2 ``character_book``: e.g. a persona
+        set file's, copied in the first time the app opens that group)."""
+        with self._lock, self.db.conn:
+            self.db.execute("delete from lore_entries where group_name = ?", [group_name])
+            self.db.execute("delete from lorebooks where group_name = ?", [group_name])
+            self._touch_lorebook(group_name, name=book.get("name") or "",
+                                 scan_depth=book.get("scan_depth"), token_budget=book.get("token_budget"))
+            ts = now()
+            for e in book.get("entries") or []:
+                self.db["lore_entries"].insert({
+                    "group_name": group_name, "name": "", "keys": "[]", "secondary_keys": "[]",
+                    "content": "", "selective": 0, "constant": 0, "case_sensitive": 0, "enabled": 1,
+                    "insertion_order": 100.0, "priority": 10.0, "position": "after_char",
+                    **self._lore_fields(e), "created": ts, "updated": ts})
 
     # -- models -------------------------------------------------------------------------------
     def upsert_model(self, info: dict[str, Any]) -> None:

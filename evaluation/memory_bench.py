@@ -16,12 +16,21 @@ Reported per condition:
   answer handed to the companion), notes with any fact or recalled line (noise), and replies that
   state a specific value (a capitalised word that is not a member's name, "User" or a sentence
   start; a heuristic);
-* with ``--minilm`` (needs the ``eval`` extra): hit@2 of MiniLM vs the app's word-overlap
-  scoring at ranking the user's earlier messages for each question (retrieval only).
+* conditions: memory off; memory on with recall by word overlap (``MASCOT_RECALL=words``); memory
+  on with recall by MiniLM embeddings (the app's default when its package is installed); each
+  asked the questions as written and paraphrased (``PARAPHRASED``: other words than the
+  statement, e.g. "What's my pet called?" for "My dog is called Rex.");
+* ``--retrieval``: retrieval only, no model: word overlap vs MiniLM vs a hybrid (cosine plus a
+  share of the word score) at ranking the user's earlier messages, on this script's messages
+  alone and with the 218 distinct user messages of the scenario sets as the group's past
+  conversations; the bench's questions (direct and paraphrased) and a held-out set
+  (``HELDOUT``: facts and questions written apart, never used to choose a threshold);
+* ``--summary``: what a rolling summary by the bundled model keeps of the six facts (and what it
+  adds that nobody said), the design the issue also names.
 
 Usage::
 
-    python -m evaluation.memory_bench [--fillers 40] [--minilm] [--json OUT.json]
+    python -m evaluation.memory_bench [--fillers 40] [--retrieval] [--summary] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -46,6 +55,27 @@ FACTS = [  # (statement, question, answer)
 ]
 NEVER = [("What is my cat called?", "cat"), ("What is my brother's name?", "brother"),
          ("Which car do I drive?", "car"), ("What is my middle name?", "middle")]
+# the same facts asked in other words (the statement's content words avoided)
+PARAPHRASED = ["What's my pet called?", "Where's home for me these days?", "What do I do for a living?",
+               "Is there any food I have to stay away from?", "Do I have any siblings?",
+               "What dish do I love most?"]
+NEVER_PARAPHRASED = [("Do I have a cat?", "cat"), ("Have I got a brother?", "brother"),
+                     ("What do I drive?", "drive"), ("What instrument do I play?", "instrument")]
+# written apart from the thresholds: other facts, asked in other words (retrieval only)
+HELDOUT = [
+    ("I've got a golden retriever, Biscuit, who steals socks.", "What's my pet called?"),
+    ("We moved to Porto last spring for my partner's job.", "Which city is home for me now?"),
+    ("I teach chemistry to teenagers at the local secondary school.", "What do I do for work?"),
+    ("Shellfish makes my throat swell up, so I avoid prawns.", "Is there a food that makes me ill?"),
+    ("My twin brother Tomas lives in Madrid.", "Do I have any siblings?"),
+    ("Every Saturday I play bass in a little jazz band.", "What instrument do I play?"),
+    ("My mum turns seventy in March and we're planning a party.", "How old is my mother going to be?"),
+    ("I'm training for the Manchester half marathon in October.", "What race am I getting ready for?"),
+    ("Our flat has a tiny balcony where I grow tomatoes and basil.", "What do I grow at home?"),
+    ("I drive an old blue Volvo that breaks down every winter.", "What kind of car do I have?"),
+]
+NEVER_HELDOUT = ["What's my sister's name?", "Where do my parents live?", "What's my favourite film?",
+                 "Which city was I born in?", "What's my cat called?", "What's my wife's name?"]
 OPENING = ["Hi everyone, long day today.", "I just got home and made tea."]
 FILLER_USER = [
     "The weather was grey again today.", "I watched a film about trains.", "Lunch was soup and bread.",
@@ -81,7 +111,8 @@ def _invents(reply: str, names: list[str]) -> bool:
     return False
 
 
-def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[str, Any]:
+def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7, recall: str = "minilm",
+                  paraphrased: bool = False) -> dict[str, Any]:
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
     from engine.reply.prompts import TranscriptItem, note_of
@@ -90,6 +121,7 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[
     from engine.storage import Store
     home = tempfile.mkdtemp(prefix="mascot-membench-")
     os.environ["MASCOT_HOME"] = home
+    os.environ["MASCOT_RECALL"] = recall
     store = Store(Path(home) / "mascot.db")
     rec = _recording(pool.get(bundled_model_path()))
     chat = GroupChat(load_set("support"), store=store, backend_for=lambda m: rec,
@@ -119,13 +151,14 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[
             mid = store.add_message(chat.conversation_id, round=chat.round, role=role, speaker=speaker, text=text)
             chat.transcript.append(TranscriptItem(role, speaker, text, mid))
     rows = []
-    for _s, question, answer in FACTS:
+    questions = PARAPHRASED if paraphrased else [q for _s, q, _a in FACTS]
+    for (_s, _q, answer), question in zip(FACTS, questions):
         reply, prompt, note = ask(question)
         rows.append({"question": question, "answer": answer, "reply": reply,
                      "retrieved": answer in prompt.lower(), "in_note": answer in note.lower(),
                      "correct": answer in reply.lower()})
     never = []
-    for question, topic in NEVER:
+    for question, topic in (NEVER_PARAPHRASED if paraphrased else NEVER):
         reply, prompt, note = ask(question)
         lines = [x for x in note.split("\n")[1:] if "said" in x or "About" in x]
         never.append({"question": question, "reply": reply, "note_fact_lines": lines,
@@ -134,7 +167,8 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[
     store.close()
     n, m = len(rows), len(never)
     return {
-        "memory": memory, "fillers": fillers, "facts": rows, "never_stated": never,
+        "memory": memory, "recall": recall if memory else None, "paraphrased": paraphrased,
+        "fillers": fillers, "facts": rows, "never_stated": never,
         "facts_remembered": [f["text"] for f in Store(Path(home) / "mascot.db").memories()],
         "retrieval_hit_rate": sum(r["retrieved"] for r in rows) / n,
         "answer_accuracy": sum(r["correct"] for r in rows) / n,
@@ -144,67 +178,131 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7) -> dict[
     }
 
 
-def minilm_vs_words() -> dict[str, Any]:
-    """Retrieval only: rank the user's earlier messages (the statements among the opening and
-    filler lines) for each question. Words: the app's IDF-weighted overlap with its threshold
-    (engine.recall). MiniLM: cosine similarity, with the lowest threshold that still finds
-    every stated fact it ranks first; false hits: never-stated questions that then retrieve a
-    message anyway (e.g. the dog's name for "What is my cat called?")."""
+HYBRID_WORDS = 0.04   # hybrid score: cosine + this x the IDF word score (fixed beforehand, not tuned)
+
+
+def retrieval_compare() -> dict[str, Any]:
+    """Retrieval only (no language model): for each question, which of the user's earlier
+    messages each method would put in the note (at most 2, above its threshold). Pools: the
+    bench script's user messages alone, and with the scenario sets' 218 distinct user messages as
+    the group's past conversations. Hits: the statement of the asked fact among the recalled.
+    Wrong facts: a never-stated question recalls one of the set's stated facts (a neighbour:
+    the dog's name for "What is my cat called?"). Any: it recalls something at all."""
+    import numpy as np
     from engine.memory import words
-    from engine.recall import RECALL_MIN_SCORE, Candidate, score
-    from evaluation.embed import Embedder
-    pool = OPENING + [s for s, _q, _a in FACTS] + FILLER_USER
-    cands = [(Candidate(str(i), t), words(t)) for i, t in enumerate(pool)]
-    emb = Embedder()
-    vecs = emb(pool)
-
-    def word_top(q: str) -> list[str]:
-        return [c.text for sc, c in score(words(q), cands) if sc >= RECALL_MIN_SCORE][:2]
-
-    def minilm_top(q: str) -> list[tuple[float, str]]:
-        sims = vecs @ emb([q])[0]
-        return [(float(sims[i]), pool[i]) for i in sims.argsort()[::-1][:2]]
-
-    stated = [(st, q, word_top(q), minilm_top(q)) for st, q, _a in FACTS]
-    firsts = [m[0][0] for st, _q, _w, m in stated if m[0][1] == st]
-    threshold = min(firsts) if firsts else 1.0
-    never = [(q, word_top(q), minilm_top(q)) for q, _topic in NEVER]
-    return {
-        "words_hit_at_2": sum(st in w for st, _q, w, _m in stated) / len(FACTS),
-        "minilm_hit_at_2": sum(st in [t for _s, t in m] for st, _q, _w, m in stated) / len(FACTS),
-        "minilm_threshold": threshold,
-        "words_false_hits": sum(bool(w) for _q, w, _m in never) / len(NEVER),
-        "minilm_false_hits": sum(m[0][0] >= threshold for _q, _w, m in never) / len(NEVER),
-        "per_question": [{"question": q, "words": w, "minilm": m} for _st, q, w, m in stated]
-                        + [{"question": q, "words": w, "minilm": m, "never_stated": True} for q, w, m in never],
+    from engine.recall import EMBED_MIN, RECALL_MIN_SCORE, Candidate, score
+    from engine.safety.learned import embed
+    from training.scenarios import load_scenarios
+    past = sorted({t["text"] for sc in load_scenarios() for t in sc.transcript() if t["speaker"] == "User"})
+    sets = {  # name: (statements, [(question, statement)], never-stated questions)
+        "bench": ([s for s, _q, _a in FACTS], [(q, s) for s, q, _a in FACTS], [q for q, _t in NEVER]),
+        "bench_paraphrased": ([s for s, _q, _a in FACTS], [(q, s) for (s, _q, _a), q in zip(FACTS, PARAPHRASED)],
+                              [q for q, _t in NEVER_PARAPHRASED]),
+        "heldout": ([s for s, _q in HELDOUT], [(q, s) for s, q in HELDOUT], NEVER_HELDOUT),
     }
+    thresholds = {"words": [RECALL_MIN_SCORE, 4.0, 5.0], "minilm": [0.30, 0.35, EMBED_MIN, 0.45, 0.50, 0.55],
+                  "hybrid": [0.40, 0.50, 0.60, 0.70]}
+    out: dict[str, Any] = {"embed_min": EMBED_MIN, "words_min": RECALL_MIN_SCORE, "hybrid_words": HYBRID_WORDS,
+                           "past_messages": len(past), "results": []}
+    for with_past in (False, True):
+        for name, (statements, asked, never) in sets.items():
+            pool = OPENING + statements + FILLER_USER + (past if with_past else [])
+            cands = [(Candidate(str(i), t), words(t)) for i, t in enumerate(pool)]
+            vecs = embed(pool)
+
+            def ranked(q: str) -> dict[str, list[tuple[float, str]]]:
+                ws = {c.text: sc for sc, c in score(words(q), cands)}
+                sims = vecs @ embed([q])[0]
+                order = lambda xs: sorted(xs, key=lambda x: -x[0])  # noqa: E731
+                return {"words": order([(ws[t], t) for t in pool if t in ws]),
+                        "minilm": order([(float(sims[i]), t) for i, t in enumerate(pool)]),
+                        "hybrid": order([(float(sims[i]) + HYBRID_WORDS * ws.get(t, 0.0), t)
+                                         for i, t in enumerate(pool)])}
+            got = [(st, ranked(q)) for q, st in asked]
+            nev = [ranked(q) for q in never]
+            for method, ts in thresholds.items():
+                for t in ts:
+                    top = lambda r: [x[1] for x in r[method][:2] if x[0] >= t]  # noqa: E731
+                    out["results"].append({
+                        "set": name, "past_conversations": with_past, "method": method, "threshold": t,
+                        "hits": sum(st in top(r) for st, r in got), "of": len(got),
+                        "never_wrong_fact": sum(any(x in statements for x in top(r)) for r in nev),
+                        "never_any": sum(bool(top(r)) for r in nev), "never_of": len(nev),
+                        "per_question": [{"question": q, "recalled": top(r)} for (q, _s), (_st, r) in zip(asked, got)]
+                                        + [{"question": q, "recalled": top(r), "never_stated": True}
+                                           for q, r in zip(never, nev)]})
+    del np
+    return out
+
+
+def rolling_summary(pool: Any, seed: int = 7) -> dict[str, Any]:
+    """A rolling summary by the bundled model: every 4 of the script's first user messages (the
+    opening, the six facts, filler) it rewrites "what we know about the user" from the previous
+    summary and the new messages (120 tokens at most). Reported: which facts survive to the
+    end, and capitalised words in the summaries that appear in no user message (invented)."""
+    from engine.models.registry import bundled_model_path
+    from engine.llm.backend import GenRequest
+    rt = pool.get(bundled_model_path())
+    said = OPENING + [s for s, _q, _a in FACTS] + FILLER_USER[:8]
+    summary, steps = "", []
+    for i in range(0, len(said), 4):
+        new = "\n".join(f"- {t}" for t in said[i:i + 4])
+        prompt = (f"Notes so far about the user:\n{summary or '(none)'}\n\nNew messages from the user:\n{new}\n\n"
+                  "Rewrite the notes: keep every fact the user stated about themselves (names, places, job, "
+                  "allergies, family, favourites) and add the new ones. Short lines, nothing else.")
+        gen = rt.generate(GenRequest(slot="summary", messages=[{"role": "user", "content": prompt}],
+                                     max_tokens=120, temperature=0.2, seed=seed))
+        summary = "".join(gen).strip()
+        steps.append(summary)
+    source = " ".join(said).lower()
+    invented = sorted({w for st in steps for w in re.findall(r"\b[A-Z][a-z]{2,}\b", st)
+                       if w.lower() not in source and w.lower() not in {"user", "notes", "new", "the", "they", "she",
+                                                                       "her", "his", "and", "name", "favorite"}})
+    kept = {a: a in summary.lower() for _s, _q, a in FACTS}
+    return {"steps": steps, "final": summary, "facts_kept": kept,
+            "kept": sum(kept.values()), "of": len(kept), "invented_words": invented}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="memory_bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--fillers", type=int, default=40, help="scripted exchanges between the facts and the questions")
-    p.add_argument("--minilm", action="store_true", help="also compare MiniLM and word-overlap retrieval")
+    p.add_argument("--retrieval", action="store_true", help="retrieval only: words vs MiniLM vs hybrid (no model)")
+    p.add_argument("--summary", action="store_true", help="only the rolling-summary probe on the bundled model")
+    p.add_argument("--conditions", default="off,words,minilm", help="memory conditions to run (off, words, minilm)")
     p.add_argument("--json", type=Path, default=None, help="write every reply and figure here")
     args = p.parse_args(argv)
-    from engine.llm.runtime import RuntimePool
-    pool = RuntimePool(n_ctx=4096)
     result: dict[str, Any] = {}
-    for memory in (False, True):
-        key = "memory_on" if memory else "memory_off"
-        print(f"memory_bench: {key}", file=sys.stderr)
-        result[key] = run_condition(memory, args.fillers, pool)
-        pool.clear_slots()
-    if args.minilm:
-        result["retrieval_minilm_vs_words"] = minilm_vs_words()
-    print(f"{'':24} {'memory off':>11} {'memory on':>10}")
-    for k in ("retrieval_hit_rate", "answer_accuracy", "wrong_fact_in_notes", "unrelated_lines_in_notes",
-              "invented_in_replies"):
-        print(f"{k:24} {result['memory_off'][k]:11.2f} {result['memory_on'][k]:10.2f}")
-    if "retrieval_minilm_vs_words" in result:
-        r = result["retrieval_minilm_vs_words"]
-        print(f"ranking earlier messages, hit@2: words {r['words_hit_at_2']:.2f}, MiniLM "
-              f"{r['minilm_hit_at_2']:.2f}; never-stated questions that retrieve something: words "
-              f"{r['words_false_hits']:.2f}, MiniLM {r['minilm_false_hits']:.2f} (cosine >= {r['minilm_threshold']:.2f})")
+    if args.retrieval:
+        r = result["retrieval"] = retrieval_compare()
+        print(f"{'set':18} {'past':5} {'method':7} {'thr':>5} {'hits':>6} {'wrong':>6} {'any':>6}")
+        for x in r["results"]:
+            print(f"{x['set']:18} {str(x['past_conversations']):5} {x['method']:7} {x['threshold']:5.2f} "
+                  f"{x['hits']:>3}/{x['of']:<2} {x['never_wrong_fact']:>3}/{x['never_of']:<2} "
+                  f"{x['never_any']:>3}/{x['never_of']:<2}")
+    else:
+        from engine.llm.runtime import RuntimePool
+        pool = RuntimePool(n_ctx=4096)
+        if args.summary:
+            r = result["rolling_summary"] = rolling_summary(pool)
+            print(f"rolling summary keeps {r['kept']}/{r['of']} facts; words in no user message: "
+                  f"{', '.join(r['invented_words']) or 'none'}\nfinal: {r['final']}")
+        else:
+            keys = ("retrieval_hit_rate", "answer_accuracy", "wrong_fact_in_notes", "unrelated_lines_in_notes",
+                    "invented_in_replies")
+            for paraphrased in (False, True):
+                for cond in args.conditions.split(","):
+                    key = f"{cond}{'_paraphrased' if paraphrased else ''}"
+                    print(f"memory_bench: {key}", file=sys.stderr)
+                    result[key] = run_condition(cond != "off", args.fillers, pool, paraphrased=paraphrased,
+                                                recall="words" if cond == "off" else cond)
+                    pool.clear_slots()
+            for paraphrased in (False, True):
+                print("questions " + ("in other words" if paraphrased else "as the facts were stated"))
+                conds = args.conditions.split(",")
+                print(f"{'':26}" + "".join(f"{c:>10}" for c in conds))
+                for k in keys:
+                    print(f"{k:26}" + "".join(f"{result[c + ('_paraphrased' if paraphrased else '')][k]:10.2f}"
+                                              for c in conds))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))

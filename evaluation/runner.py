@@ -1,6 +1,6 @@
 """Generating rounds: one configuration answering one scenario, through the engine's own code path.
 
-Each round is ``engine.chat.GroupChat.send`` on a fresh chat whose transcript holds the scenario's
+Each round is ``engine.chat.group.GroupChat.send`` on a fresh chat whose transcript holds the scenario's
 earlier turns; its events are reduced to a small JSON record and cached in the results database
 under a key made of everything that shapes the round (configuration, scenario text, persona set,
 seed, token limit, model files). A second run with the same settings generates nothing.

@@ -42,7 +42,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from engine.chat.settings import DEFAULT_HISTORY_TOKENS
 
@@ -138,6 +138,19 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
     """A long 3-companion conversation with the Director; per-turn prefill and TTFT. With
     ``memory``, companions also read lorebook entries and remembered facts (``BENCH_LOREBOOK``,
     ``BENCH_FACTS``) in notes before their turns; without it, memory is off."""
+    steps = conversation_rounds(rounds, threads, n_ctx, max_tokens, history_tokens, memory)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
+                        history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False
+                        ) -> Iterator[int]:
+    """``conversation`` one round at a time: yields after each round (so two conditions can
+    take turns, round by round, and share the machine's drift); returns its result."""
     from engine.chat.backends import default_backend_factory
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
@@ -208,6 +221,7 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
                 t["raw_decode_tps_same_round"] = raw_tps
         rounds_out.append({"round": r + 1, "seconds": round_s, "director_s": director_s,
                            "read_ahead_s": warm_s})
+        yield r + 1
     probe.close()
     return {"turns": turns, "rounds": rounds_out}
 
@@ -429,21 +443,38 @@ def _conversation_figures(conv: dict[str, Any]) -> dict[str, float]:
 
 
 def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
-    """The conversation alone, memory off then on (same model, threads and script): prefill
-    ratio, round time and time to first token, and how much the notes add."""
+    """The conversation memory off and memory on (same model, threads and script), taking turns
+    round by round (each with its own runtimes and KV caches), so a shared machine's load drifts
+    over both alike: prefill ratio, round time and time to first token, and how much the notes
+    add. ``--on-first``: memory on plays each round first."""
     from engine.llm.runtime import default_threads
     threads = args.threads or default_threads()
     rounds = args.rounds or 10
     out: dict[str, Any] = {"threads": threads, "n_ctx": args.n_ctx, "rounds": rounds,
-                           "history_tokens": args.history_tokens}
+                           "history_tokens": args.history_tokens, "interleaved": True,
+                           "on_first": bool(args.on_first), "load_before": os.getloadavg()}
     order = (("memory_on", True), ("memory_off", False)) if args.on_first else \
         (("memory_off", False), ("memory_on", True))
-    for label, on in order:
-        print(f"mascot-bench: conversation, {label.replace('_', ' ')}", file=sys.stderr)
-        out[label] = _conversation_figures(conversation(rounds, threads, args.n_ctx,
-                                                        history_tokens=args.history_tokens, memory=on))
+    runs = {label: conversation_rounds(rounds, threads, args.n_ctx, history_tokens=args.history_tokens,
+                                       memory=on) for label, on in order}
+    results: dict[str, Any] = {}
+    loads = []
+    while len(results) < len(runs):
+        for label, _on in order:
+            if label in results:
+                continue
+            try:
+                r = next(runs[label])
+                print(f"mascot-bench: {label.replace('_', ' ')}, round {r}", file=sys.stderr)
+            except StopIteration as done:
+                results[label] = done.value
+        loads.append(os.getloadavg()[0])
+    for label, _on in order:
+        out[label] = _conversation_figures(results[label])
+    out["load_1min"] = {"min": min(loads), "median": _median(loads), "max": max(loads)}
     off, on_ = out["memory_off"], out["memory_on"]
     out["round_time_growth"] = on_["round_seconds_mean"] / max(1e-9, off["round_seconds_mean"])
+    out["round_time_growth_median"] = on_["round_seconds_median"] / max(1e-9, off["round_seconds_median"])
     out["per_token_time_growth"] = on_["ms_per_reply_token"] / max(1e-9, off["ms_per_reply_token"])
     return out
 
@@ -454,9 +485,14 @@ def memory_table(r: dict[str, Any]) -> str:
     lines = [f"{'':28} {'memory off':>12} {'memory on':>12}"]
     for k in keys:
         lines.append(f"{k:28} {r['memory_off'][k]:12.3f} {r['memory_on'][k]:12.3f}")
-    lines.append(f"round time on/off: {r['round_time_growth']:.3f} (target <= 1.10); per reply token: "
+    lines.append(f"round time on/off: mean {r['round_time_growth']:.3f}, median "
+                 f"{r.get('round_time_growth_median', float('nan')):.3f} (target <= 1.10); per reply token: "
                  f"{r['per_token_time_growth']:.3f}; prefill ratio with memory on: "
                  f"{r['memory_on']['prefill_ratio']:.3f} (target <= 1.2)")
+    if "load_1min" in r:
+        lo = r["load_1min"]
+        lines.append(f"load average (1 min) during the run: {lo['min']:.2f}-{lo['max']:.2f}, median "
+                     f"{lo['median']:.2f} on {os.cpu_count()} cores")
     return "\n".join(lines)
 
 

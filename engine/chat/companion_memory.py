@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 from engine.chat.events import Remembered
 from engine.errors import InputError
 from engine.personas import Persona, PersonaSet
-from engine.reply.prompts import TranscriptItem
+from engine.reply.prompts import TranscriptItem, first_item
 
 Count = Callable[[str], int]
 
@@ -74,12 +74,12 @@ class CompanionMemory:
             lines += [e.text(persona.name, user) for e in book.triggered(recent, count, persona.name, user)]
         said = [t.text for t in items if t.role == "user"][-1:]  # the user's last message
         lines += relevant_facts(self.facts(), said, count, user)
-        lines += self._recall_lines(items, window_start, count)
+        lines += self._recall_lines(items, first_item(items, persona.name, window_start), count)
         return list(dict.fromkeys(lines))
 
     # -- recall -------------------------------------------------------------------------------
     def _recall_lines(self, items: list[TranscriptItem], start: int, count: Count) -> list[str]:
-        """The user's earlier messages no longer in the window (before ``start``, or in the
+        """The user's earlier messages no longer in the window (before item ``start``, or in the
         group's past conversations) that bear on the user's last message (engine.recall)."""
         from engine.recall import Candidate, recall_lines
         last = next((t for t in reversed(items) if t.role == "user"), None)
@@ -90,7 +90,7 @@ class CompanionMemory:
         if self.store is not None:
             pool += [(f"m{r['id']}", r["text"]) for r in self.store.user_messages(self.group.name, self.conversation_id)]
         cands = [(Candidate(k, text), ws) for k, text in pool if (ws := self._recall_words(k, text))]
-        return recall_lines(last.text, cands, self.user_name, count, allowed=self._recallable)
+        return recall_lines(last.text, cands, self.user_name, count, allowed=self._recallable, store=self.store)
 
     def _recall_words(self, key: str, text: str) -> set[str]:
         """A message's content words for recall (cached by message)."""

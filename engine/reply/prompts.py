@@ -107,6 +107,17 @@ def transcript_messages(items: list[TranscriptItem], speaker: str, names: list[s
     return out
 
 
+def first_item(items: list[TranscriptItem], speaker: str, start: int) -> int:
+    """The index of the first transcript item in ``speaker``'s window when its window starts at
+    prompt message ``start`` (``transcript_messages`` writes 2-3 messages for each of its own turns)."""
+    seen = 0
+    for i, t in enumerate(items):
+        if seen >= start:
+            return i
+        seen += 2 + bool(t.context) if t.role == "companion" and t.speaker == speaker else 1
+    return len(items)
+
+
 def trim_start(start: int, costs: list[int], budget: int) -> int:
     """The context policy for one reader: the index of the oldest item it sees. It moves only
     when the items from ``start`` would overflow ``budget``; then it jumps so the kept part

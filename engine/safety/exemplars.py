@@ -1,12 +1,12 @@
 """The labelled exemplar set (assets/safety/exemplars.jsonl) and the screen's scores on it.
 
 Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
-fiction, everyday: no risk), ``level`` (what the screen should say) and ``split``: ``train`` or
-``dev`` (fixed once from a hash of the language and text; ``dev`` was the old ``test`` split,
-relabelled once it had been looked at and tuned on). The held-out set is a separate file,
-``assets/safety/blind_test.jsonl`` (split ``blind``), written by someone who did not read the
-rules; the targets in docs/safety.md and tests/test_safety.py are measured on it.
-``split("blind")`` reads that file.
+fiction, everyday: no risk), ``level`` (what the screen should say), ``source`` (who wrote it:
+``v1`` the first rules' author, ``blind1`` the first blind set's author, ``bank2`` the second
+bank's author; see docs/safety.md) and ``split``: ``train`` and ``dev`` (v1; ``dev`` was tuned
+on), ``dev2`` (blind1, folded in once it had been scored), and ``holdout``: a quarter of blind1
+and bank2, fixed from a hash of the language and text, that nothing is fitted or tuned on. The
+targets in docs/safety.md and tests/test_safety.py are measured on ``holdout``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ BENIGN = ("idiom", "fiction", "everyday")
 CATEGORIES = RISK + BENIGN
 LANGS = ("en", "de", "fr")
 RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
-SPLITS = ("train", "dev", "blind")
+SPLITS = ("train", "dev", "dev2", "holdout")
+FITTED = ("train", "dev", "dev2")           # what the learned layer is fitted on
 _LEVEL_OF = {"emergency": "emergency", "urgent": "urgent", "concern": "concern"}
 
 
@@ -38,14 +39,11 @@ class Exemplar:
     category: str
     level: str
     split: str
+    source: str = "v1"
 
 
 def default_path() -> Path:
     return assets_dir() / "safety" / "exemplars.jsonl"
-
-
-def blind_path() -> Path:
-    return assets_dir() / "safety" / "blind_test.jsonl"
 
 
 @lru_cache(maxsize=4)
@@ -63,7 +61,8 @@ def load(path: Path | None = None) -> tuple[Exemplar, ...]:
         try:
             d = json.loads(line)
             level = d.get("level") or _LEVEL_OF.get(d["category"], "none")
-            ex = Exemplar(d["text"], d["lang"], d["category"], level, d["split"])
+            ex = Exemplar(d["text"], d["lang"], d["category"], level, d["split"],
+                          d.get("source", "v1"))
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise MascotError(f"{path} line {n} is not a valid exemplar ({e}).") from None
         if ex.category not in CATEGORIES or ex.split not in SPLITS \
@@ -74,9 +73,7 @@ def load(path: Path | None = None) -> tuple[Exemplar, ...]:
 
 
 def split(name: str, path: Path | None = None) -> list[Exemplar]:
-    """The exemplars of one split; ``"blind"`` reads the held-out file (``blind_path()``)."""
-    if name == "blind" and path is None:
-        path = blind_path()
+    """The exemplars of one split."""
     return [e for e in load(path) if e.split == name]
 
 

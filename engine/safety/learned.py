@@ -251,6 +251,16 @@ def encoder() -> MiniLM | None:
     return MiniLM(folder) if folder is not None else None
 
 
+def embed(texts: list[str]) -> np.ndarray | None:
+    """Unit-length all-MiniLM-L6-v2 embeddings of ``texts`` ((n, 384) float32), or None when the
+    model package is absent. The same encoder as the screen's (one, shared by worker threads;
+    BLAS on one thread); used by memory recall (engine.recall). Keep batches small: the screen
+    waits for the encoder meanwhile."""
+    with _lock, _one_blas_thread():
+        model = encoder()
+        return None if model is None else model.embed(texts)
+
+
 @lru_cache(maxsize=1)
 def classifier() -> dict[str, Any] | None:
     path = classifier_path()

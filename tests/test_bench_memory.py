@@ -1,0 +1,32 @@
+"""mascot-bench --memory-compare plays the two conditions round by round (fake conversations):
+the order alternates as asked and the figures come from each condition's own rounds."""
+
+from __future__ import annotations
+
+import argparse
+
+from mascot_cli import bench
+
+
+def test_memory_compare_takes_turns_round_by_round(monkeypatch):
+    played = []
+
+    def fake_rounds(rounds, threads, n_ctx, max_tokens=48, history_tokens=0, memory=False):
+        secs = 2.0 if memory else 1.0
+        out = {"turns": [], "rounds": []}
+        for r in range(rounds):
+            played.append(("on" if memory else "off", r + 1))
+            out["turns"].append({"round": r + 1, "prompt": 100, "prefilled": 10, "new": 10, "tokens": 5,
+                                 "ttft_ms": 50.0, "note_tokens": 8 if memory else 0})
+            out["rounds"].append({"round": r + 1, "seconds": secs})
+            yield r + 1
+        return out
+    monkeypatch.setattr(bench, "conversation_rounds", fake_rounds)
+    args = argparse.Namespace(threads=1, rounds=3, n_ctx=1024, history_tokens=0, on_first=False)
+    r = bench.memory_compare(args)
+    assert played == [("off", 1), ("on", 1), ("off", 2), ("on", 2), ("off", 3), ("on", 3)]
+    assert r["round_time_growth"] == 2.0 and r["memory_on"]["prefill_ratio"] == 1.0
+    assert "load_1min" in r and "round time on/off" in bench.memory_table(r)
+    played.clear()
+    bench.memory_compare(argparse.Namespace(**{**vars(args), "on_first": True}))
+    assert played[:2] == [("on", 1), ("off", 1)]
