@@ -233,7 +233,7 @@ class GroupPanel(CardDropTarget, QWidget):
             self.export_member(name, path, CARD_FILTERS.get(chosen, "chara_card_v2"))
 
     def export_member(self, name: str, path: str, spec: str = "chara_card_v2") -> bool:
-        from engine.cards import export_card
+        from engine.card_files import export_card
         from engine.errors import MascotError
         p = self.session.persona(name)
         if p is None:

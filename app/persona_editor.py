@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QColorDialog, QComboBox, QDialog, QDia
                                QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
                                QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
-from engine.cards import export_card
+from engine.card_files import export_card
 from engine.errors import MascotError, PersonaError
 from engine.personas import DEFAULT_SAMPLING, Persona, default_color, persona_from_dict
 

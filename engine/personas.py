@@ -347,7 +347,7 @@ def read_json_file(path: Path, what: str = "file") -> Any:
 def load_set_file(path: Path) -> PersonaSet:
     path = Path(path)
     if path.suffix.lower() == ".png":
-        from engine.cards import import_card
+        from engine.card_files import import_card
         p = import_card(path)
         return PersonaSet(name=p.name, title=p.name, description=p.role, members=[p], source=str(path))
     data = read_json_file(path, "persona file")

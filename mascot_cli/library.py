@@ -68,7 +68,7 @@ def personas_export(name: str, out: Path, spec: str) -> None:
             raise InputError("A whole set exports as .json; for a card name one companion: SET/NAME.")
         out.write_text(json.dumps(s.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     else:
-        from engine.cards import export_card
+        from engine.card_files import export_card
         export_card(s.member(member), out, spec=f"chara_card_{spec}")
     click.echo(f"Wrote {out}")
 

@@ -21,7 +21,7 @@ from app.config import AppSettings
 from app.notify import install_excepthooks, log_path
 from app.persona_editor import PersonaEditor
 from app.window import MainWindow
-from engine.cards import export_card
+from engine.card_files import export_card
 from engine.models.hub import OFFLINE
 from engine.models.registry import BUNDLED_NAME
 from engine.personas import load_set, persona_from_dict

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cards import (MAX_CARD_BYTES, V2, V3, card_from_persona, export_card, import_card,
-                          persona_from_card, read_card)
+from engine.card_files import export_card, import_card, read_card
+from engine.cards import MAX_CARD_BYTES, V2, V3, card_from_persona, persona_from_card
 from engine.errors import CardError, PersonaError
 from engine.personas import Persona, load_set_file, persona_from_dict
 

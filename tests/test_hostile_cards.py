@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cards import import_card, persona_from_card
+from engine.card_files import import_card
+from engine.cards import persona_from_card
 from mascot_cli.main import main
 from engine.errors import CardError, PersonaError
 from engine.lorebook import MAX_CONTENT_CHARS, MAX_ENTRIES, MAX_KEY_CHARS

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from engine.cards import import_card
+from engine.card_files import import_card
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
 from engine.reply.prompts import note_head, note_lines
