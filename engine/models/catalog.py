@@ -88,7 +88,8 @@ def catalog_path() -> Path:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen and (Path(frozen) / "assets" / "models" / "catalog.json").is_file():
         return Path(frozen) / "assets" / "models" / "catalog.json"
-    return Path(__file__).resolve().parent.parent / "assets" / "models" / "catalog.json"
+    from engine.paths import assets_dir
+    return assets_dir() / "models" / "catalog.json"
 
 
 def load_catalog(path: str | Path | None = None) -> list[CatalogEntry]:
