@@ -266,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fillers", type=int, default=40, help="scripted exchanges between the facts and the questions")
     p.add_argument("--retrieval", action="store_true", help="retrieval only: words vs MiniLM vs hybrid (no model)")
     p.add_argument("--summary", action="store_true", help="only the rolling-summary probe on the bundled model")
-    p.add_argument("--conditions", default="off,words,minilm", help="memory conditions to run (off, words, minilm)")
+    p.add_argument("--conditions", default="off,words,minilm,off_paraphrased,words_paraphrased,minilm_paraphrased",
+                   help="conditions to run, in order: off, words or minilm, each optionally _paraphrased")
     p.add_argument("--json", type=Path, default=None, help="write every reply and figure here")
     args = p.parse_args(argv)
     result: dict[str, Any] = {}
@@ -287,20 +288,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             keys = ("retrieval_hit_rate", "answer_accuracy", "wrong_fact_in_notes", "unrelated_lines_in_notes",
                     "invented_in_replies")
-            for paraphrased in (False, True):
-                for cond in args.conditions.split(","):
-                    key = f"{cond}{'_paraphrased' if paraphrased else ''}"
-                    print(f"memory_bench: {key}", file=sys.stderr)
-                    result[key] = run_condition(cond != "off", args.fillers, pool, paraphrased=paraphrased,
-                                                recall="words" if cond == "off" else cond)
-                    pool.clear_slots()
-            for paraphrased in (False, True):
-                print("questions " + ("in other words" if paraphrased else "as the facts were stated"))
-                conds = args.conditions.split(",")
-                print(f"{'':26}" + "".join(f"{c:>10}" for c in conds))
-                for k in keys:
-                    print(f"{k:26}" + "".join(f"{result[c + ('_paraphrased' if paraphrased else '')][k]:10.2f}"
-                                              for c in conds))
+            runs = [c.strip() for c in args.conditions.split(",")]  # e.g. minilm,minilm_paraphrased,off
+            for key in runs:
+                cond, paraphrased = key.removesuffix("_paraphrased"), key.endswith("_paraphrased")
+                print(f"memory_bench: {key}", file=sys.stderr)
+                result[key] = run_condition(cond != "off", args.fillers, pool, paraphrased=paraphrased,
+                                            recall="words" if cond == "off" else cond)
+                pool.clear_slots()
+                if args.json:  # after each condition: a long run stopped early keeps what it measured
+                    args.json.parent.mkdir(parents=True, exist_ok=True)
+                    args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+            print(f"{'':26}" + "".join(f"{k:>22}" for k in runs))
+            for k in keys:
+                print(f"{k:26}" + "".join(f"{result[c][k]:22.2f}" for c in runs))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))
