@@ -567,13 +567,15 @@ class GroupChat:
         head = [{"role": "system", "content": self._system_prompt(persona, backend)}]
         body = self._transcript_messages(persona, backend, upto)
         tail = [self._turn_note(persona, directive)]
+        key = persona.name if upto is None else f"{persona.name}@{upto}"
+        if context is None and self.settings.memory:  # the window first: recall reads what is before it
+            self._fit(key, head, body, tail, backend, max_tokens)
         lines = self._context_lines(persona, backend, upto) if context is None else []
         if context is None and lines:  # room for all of them; only those not read yet are kept
             context = note_text(persona.name, lines)
         if context:
             tail.insert(0, {"role": "user", "content": context})
-        messages = self._fit(persona.name if upto is None else f"{persona.name}@{upto}", head, body,
-                             tail, backend, max_tokens)
+        messages = self._fit(key, head, body, tail, backend, max_tokens)
         if lines:
             seen = {x for m in messages[1:-2] for x in note_lines(persona.name, m["content"])}
             fresh = [x for x in lines if x not in seen]

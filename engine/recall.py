@@ -195,7 +195,13 @@ def recall_lines(query_text: str, cands: list[tuple[Candidate, set[str]]], user_
     ``store``: the history database, where message embeddings are kept."""
     lines, left = [], budget
     ranked_ = ranked(query_text, cands, store, how)
-    for s, c in [x for x in ranked_[:RECALL_TOP * 4] if allowed(x[1])][:RECALL_TOP]:
+    kept = []
+    for x in ranked_[:RECALL_TOP * 4]:  # asked lazily: the screen costs tens of ms a message
+        if len(kept) == RECALL_TOP:
+            break
+        if allowed(x[1]):
+            kept.append(x)
+    for s, c in kept:
         line = f'Earlier, {user_name} said: "{clip(c.text)}"'
         cost = count(line) + 2
         if cost <= left:
