@@ -112,7 +112,7 @@ def _invents(reply: str, names: list[str]) -> bool:
 
 
 def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7, recall: str = "minilm",
-                  paraphrased: bool = False) -> dict[str, Any]:
+                  paraphrased: bool = False, history_tokens: int | None = None) -> dict[str, Any]:
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
     from engine.reply.prompts import TranscriptItem, note_of
@@ -126,7 +126,8 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7, recall: 
     rec = _recording(pool.get(bundled_model_path()))
     chat = GroupChat(load_set("support"), store=store, backend_for=lambda m: rec,
                      settings=ChatSettings(policy="round-robin", max_speakers=1, seed=seed,
-                                           max_tokens=40, memory=memory))
+                                           max_tokens=40, memory=memory,
+                                           **({"history_tokens": history_tokens} if history_tokens else {})))
     cancel = threading.Event()
 
     def ask(text: str) -> tuple[str, str, str]:
@@ -168,7 +169,7 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7, recall: 
     n, m = len(rows), len(never)
     return {
         "memory": memory, "recall": recall if memory else None, "paraphrased": paraphrased,
-        "fillers": fillers, "facts": rows, "never_stated": never,
+        "fillers": fillers, "history_tokens": history_tokens or "default", "facts": rows, "never_stated": never,
         "facts_remembered": [f["text"] for f in Store(Path(home) / "mascot.db").memories()],
         "retrieval_hit_rate": sum(r["retrieved"] for r in rows) / n,
         "answer_accuracy": sum(r["correct"] for r in rows) / n,
@@ -268,7 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fillers", type=int, default=40, help="scripted exchanges between the facts and the questions")
     p.add_argument("--retrieval", action="store_true", help="retrieval only: words vs MiniLM vs hybrid (no model)")
     p.add_argument("--summary", action="store_true", help="only the rolling-summary probe on the bundled model")
-    p.add_argument("--conditions", default="off,words,minilm", help="memory conditions to run (off, words, minilm)")
+    p.add_argument("--conditions", default="off,words,minilm,off_paraphrased,words_paraphrased,minilm_paraphrased",
+                   help="conditions to run, in order: off, words or minilm, each optionally _paraphrased")
+    p.add_argument("--history-tokens", type=int, default=None,
+                   help="the companions' window (default: the app's 2,048); smaller runs faster")
     p.add_argument("--json", type=Path, default=None, help="write every reply and figure here")
     args = p.parse_args(argv)
     result: dict[str, Any] = {}
@@ -289,20 +293,20 @@ def main(argv: list[str] | None = None) -> int:
         else:
             keys = ("retrieval_hit_rate", "answer_accuracy", "wrong_fact_in_notes", "unrelated_lines_in_notes",
                     "invented_in_replies")
-            for paraphrased in (False, True):
-                for cond in args.conditions.split(","):
-                    key = f"{cond}{'_paraphrased' if paraphrased else ''}"
-                    print(f"memory_bench: {key}", file=sys.stderr)
-                    result[key] = run_condition(cond != "off", args.fillers, pool, paraphrased=paraphrased,
-                                                recall="words" if cond == "off" else cond)
-                    pool.clear_slots()
-            for paraphrased in (False, True):
-                print("questions " + ("in other words" if paraphrased else "as the facts were stated"))
-                conds = args.conditions.split(",")
-                print(f"{'':26}" + "".join(f"{c:>10}" for c in conds))
-                for k in keys:
-                    print(f"{k:26}" + "".join(f"{result[c + ('_paraphrased' if paraphrased else '')][k]:10.2f}"
-                                              for c in conds))
+            runs = [c.strip() for c in args.conditions.split(",")]  # e.g. minilm,minilm_paraphrased,off
+            for key in runs:
+                cond, paraphrased = key.removesuffix("_paraphrased"), key.endswith("_paraphrased")
+                print(f"memory_bench: {key}", file=sys.stderr)
+                result[key] = run_condition(cond != "off", args.fillers, pool, paraphrased=paraphrased,
+                                            recall="words" if cond == "off" else cond,
+                                            history_tokens=args.history_tokens)
+                pool.clear_slots()
+                if args.json:  # after each condition: a long run stopped early keeps what it measured
+                    args.json.parent.mkdir(parents=True, exist_ok=True)
+                    args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+            print(f"{'':26}" + "".join(f"{k:>22}" for k in runs))
+            for k in keys:
+                print(f"{k:26}" + "".join(f"{result[c][k]:22.2f}" for c in runs))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False))

@@ -147,10 +147,12 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
 
 
 def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
-                        history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False
-                        ) -> Iterator[int]:
+                        history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False,
+                        raw_probe: bool = True) -> Iterator[int]:
     """``conversation`` one round at a time: yields after each round (so two conditions can
-    take turns, round by round, and share the machine's drift); returns its result."""
+    take turns, round by round, and share the machine's drift); returns its result.
+    ``raw_probe=False``: no raw llama.cpp decode after each round (the memory comparison does
+    not use it)."""
     from engine.chat.backends import default_backend_factory
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
@@ -170,7 +172,8 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
     last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
     read_ahead: dict[str, int] = {}  # companion -> tokens it read ahead since its last turn
     runtime = factory(None)
-    probe = RawDecodeProbe(runtime.path if hasattr(runtime, "path") else None, n_ctx, threads)
+    probe = RawDecodeProbe(runtime.path if hasattr(runtime, "path") else None, n_ctx, threads) \
+        if raw_probe else None
     for r in range(rounds):
         # What the app does when a conversation opens and after each round, while the user
         # reads and types (ChatSession._warm_later): every companion and the Director read
@@ -215,14 +218,15 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
         # raw llama.cpp decode at this round's context, right after the round (not round time):
         # app and raw are compared minutes apart otherwise, and this VM's speed drifts
         here = [t for t in turns if t["round"] == r + 1]
-        if here:
+        if here and probe is not None:
             raw_tps = probe.decode_tps(int(_median([t["prompt"] for t in here])))
             for t in here:
                 t["raw_decode_tps_same_round"] = raw_tps
         rounds_out.append({"round": r + 1, "seconds": round_s, "director_s": director_s,
                            "read_ahead_s": warm_s})
         yield r + 1
-    probe.close()
+    if probe is not None:
+        probe.close()
     return {"turns": turns, "rounds": rounds_out}
 
 
@@ -456,7 +460,7 @@ def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
     order = (("memory_on", True), ("memory_off", False)) if args.on_first else \
         (("memory_off", False), ("memory_on", True))
     runs = {label: conversation_rounds(rounds, threads, args.n_ctx, history_tokens=args.history_tokens,
-                                       memory=on) for label, on in order}
+                                       memory=on, raw_probe=False) for label, on in order}
     results: dict[str, Any] = {}
     loads = []
     while len(results) < len(runs):

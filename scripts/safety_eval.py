@@ -1,15 +1,15 @@
 """Score the risk screen on the labelled exemplar set (assets/safety/exemplars.jsonl).
 
-    .venv/bin/python scripts/safety_eval.py --split dev               # development split
+    .venv/bin/python scripts/safety_eval.py --split dev2              # a fitted split
     .venv/bin/python scripts/safety_eval.py --split dev --rules-only  # without the learned layer
     .venv/bin/python scripts/safety_eval.py --split dev --misses      # what to work on next
     .venv/bin/python scripts/safety_eval.py --latency                 # ms per message
-    .venv/bin/python scripts/safety_eval.py --split blind --report    # held-out: everything, once
+    .venv/bin/python scripts/safety_eval.py --split holdout --report  # held-out: everything, once
 
-``train`` and ``dev`` live in assets/safety/exemplars.jsonl (``dev`` was the old ``test`` split,
-tuned on since). ``blind`` is assets/safety/blind_test.jsonl, written by someone who did not read
-the rules: it is for measuring a frozen screen once (``--report``: both screens' tables, the
-confusion, latency on its messages and the wrong messages), never for tuning.
+All splits live in assets/safety/exemplars.jsonl: ``train``, ``dev`` (tuned on), ``dev2`` (the
+first blind set, folded in after it was scored) and ``holdout``, which nothing is fitted or tuned
+on: it is for measuring a frozen screen (``--report``: both screens' tables, the confusion,
+latency on its messages and the wrong messages).
 """
 
 from __future__ import annotations
@@ -103,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     p.add_argument("--split", choices=ex.SPLITS, default="dev")
     p.add_argument("--rules-only", action="store_true", help="skip the learned layer")
-    p.add_argument("--misses", action="store_true", help="list wrong messages (train and dev)")
+    p.add_argument("--misses", action="store_true", help="list wrong messages (fitted splits)")
     p.add_argument("--report", action="store_true",
                    help="tables for both screens, confusion, latency and wrong messages")
-    p.add_argument("--latency", action="store_true", help="time every exemplar (train and dev)")
+    p.add_argument("--latency", action="store_true", help="time every exemplar")
     a = p.parse_args(argv)
     learned = not a.rules_only
     if learned and not safety.learned_available():
@@ -124,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{'rules + learned layer' if learned else 'rules only'}\n")
     print(table(scores) + "\n\n" + confusion(scores))
     if a.misses:
-        if a.split == "blind":
-            print("\n--misses is for train and dev; the blind set is read once, with --report.")
+        if a.split == "holdout":
+            print("\n--misses is for the fitted splits; the holdout split is read with --report.")
             return 2
         print(f"\nWrong on {a.split}:")
         print("\n".join(misses(rows, learned)))

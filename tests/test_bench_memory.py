@@ -11,7 +11,8 @@ from mascot_cli import bench
 def test_memory_compare_takes_turns_round_by_round(monkeypatch):
     played = []
 
-    def fake_rounds(rounds, threads, n_ctx, max_tokens=48, history_tokens=0, memory=False):
+    def fake_rounds(rounds, threads, n_ctx, max_tokens=48, history_tokens=0, memory=False, raw_probe=True):
+        assert not raw_probe
         secs = 2.0 if memory else 1.0
         out = {"turns": [], "rounds": []}
         for r in range(rounds):

@@ -128,3 +128,14 @@ def test_a_stored_group_book_gives_the_same_prompts_as_the_same_card_book(store)
     assert FERRY in notes[2] and SMUGGLERS in notes[2]  # selective: cove + boat/night
     assert notes[3] == [TIDE]                           # the disabled "captain" entry never
     assert all(OLD_NAME not in json.dumps(m) for m in a)
+
+
+def test_export_all_includes_the_lorebooks(store, tmp_path):
+    import zipfile
+
+    from app.data import export_all
+    stored_book(store)
+    with zipfile.ZipFile(export_all(store, tmp_path)) as z:
+        entries = json.loads(z.read("lorebooks.json"))
+    assert [e["content"] for e in entries] == [e["content"] for e in BOOK["entries"]]
+    assert entries[0]["group_name"] == "harbor" and entries[0]["keys"] == ["lighthouse", "beacon"]

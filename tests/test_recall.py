@@ -134,3 +134,27 @@ def test_only_messages_before_the_window_are_candidates_never_the_question(store
     for line in note:
         said = line.split('"', 1)[1].rstrip('"')
         assert said not in window and "again the bus" not in said, (line, note)
+
+
+def test_a_companion_back_after_a_long_silence_recalls_what_left_its_window(store):
+    """Its window is placed before its note is made (the window start used to be the one of its
+    previous turn, long ago, so nothing counted as out of its window)."""
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
+    from engine.llm.backend import FakeBackend
+    from helpers import make_group
+    fake = FakeBackend(lambda req: f"#{len(fake.requests)} I hear you, tell me more about it.")
+    chat = GroupChat(make_group(("Mia", "Theo")), store=store, backend_for=lambda m: fake,
+                     settings=ChatSettings(policy="round-robin", max_speakers=1, history_tokens=256))
+    chat.mute("Mia")
+    run_round(chat, "Our old caravan holiday in Cornwall was the best week of my childhood.")
+    chat.mute("Mia", False)
+    chat.mute("Theo")
+    for i in range(30):
+        run_round(chat, FILLER[i % len(FILLER)])
+    chat.mute("Theo", False)
+    chat.mute("Mia")
+    run_round(chat, "I keep thinking about that caravan holiday.")
+    req = fake.requests[-1]
+    assert req.slot == "Theo"
+    assert any("Cornwall" in x for x in note_lines("Theo", req.messages[-2]["content"]))

@@ -46,12 +46,15 @@ def companion_prompt(persona: Persona, items: list[TranscriptItem], directive: s
     s = persona.sampling_settings()
     max_tokens = int(settings.max_tokens or s["max_tokens"])
     user = settings.user_name
-    lines = memory.note_lines(persona, items, start, count) if context is None else []
+    system = memory.system_prompt(persona, names, count)
     body = transcript_messages(items, persona.name, names, user, count, n_ctx)
-    messages, start = companion_messages(
-        persona.name, memory.system_prompt(persona, names, count), body, directive, (*names, user),
-        count=count, n_ctx=n_ctx, reserve=max_tokens, history_tokens=settings.history_tokens, start=start,
-        lines=lines, context=context)
+    shape = dict(count=count, n_ctx=n_ctx, reserve=max_tokens, history_tokens=settings.history_tokens)
+    lines: list[str] = []
+    if context is None and settings.memory:  # the window first: recall reads what is before it
+        start = companion_messages(persona.name, system, body, directive, (*names, user), start=start, **shape)[1]
+        lines = memory.note_lines(persona, items, start, count)
+    messages, start = companion_messages(persona.name, system, body, directive, (*names, user), start=start,
+                                         lines=lines, context=context, **shape)
     req = companion_request(persona.name, messages, names, user, s, max_tokens=max_tokens,
                             temperature=settings.temperature, seed=settings.seed)
     return req, start

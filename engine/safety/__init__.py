@@ -72,7 +72,7 @@ def assess(text: str, *, learned: bool = True, _shortcut: bool = True) -> Safety
     result = assess_rules(text, _shortcut=_shortcut)
     if result.risk:
         result = _with_source(result, "rules")
-    if not learned or not text or not text.strip() or result.urgent:   # nothing left to raise
+    if not learned or not text or not text.strip() or result.emergency:   # nothing to raise
         return result
     from . import learned as learned_layer
     return learned_layer.combine(text, result)

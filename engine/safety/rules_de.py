@@ -89,6 +89,8 @@ NOT_PAST = re.compile(r"\b(?:jetzt|wieder|immer noch|noch immer|heute|gerade|sei
                       r"|zuletzt|in letzter zeit)\b")
 
 IDIOMS = [
+    r"\bmich (?:\w+ ){0,2}von (?:allen |den |meinen )?(?:kollegen|kolleginnen|kollegin|kollege"
+    r"|mitschulern|mitschuelern) verabschiedet\b",
     r"\b(?:sterbe|sterben|stirbt|sterb) (?:\w+ )?vor (?:hunger|langeweile|durst|hitze|kalte"
     r"|neugier|lachen|angst|scham|muhe|sehnsucht)\b",
     r"\blach(?:e)? mich (?:\w+ )?tot\b|\btotgelacht\b|\btodmude\b|\btodlangweilig\b",
@@ -232,7 +234,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|\bverschenke (?:alle meine sachen|alles|meine sachen|meinen besitz|meine (?:katze"
                r"|hund|gitarre|tiere))\b(?!.*\b(?:umzug|ziehe|flohmarkt|ausmisten|neue\w*)\b)", "s"),
         (0.30, r"\bverschenke (?:meine|alle)\b", "s"),
-        (0.60, r"\btestament\b", "s"),
+        (0.60, r"\btestament\b", "f"),
         (0.75, r"\b(?:von allen|von allen freunden|von meiner familie) verabschiedet\b"
                r"|\bmich (?:\w+ ){0,3}verabschiedet\b", "s"),
         # means and method

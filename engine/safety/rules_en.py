@@ -121,6 +121,11 @@ _PERSONS = (r"(?:man|woman|person|guy|girl|kid|kids|child|children|baby|boy|stra
             r"|teacher|someone|somebody|bitch|bastard|asshole|prick|dude|family|class|school"
             r"|people|boss|judge|neighbou?r|whole)")
 IDIOMS = [
+    # "I'm going to kill my brother if he eats my leftovers", "she's going to kill me when ..."
+    r"\b(?:going to|gonna|will|ll) kill (?:my \w+|him|her|them|you) (?:if|when)\b",
+    r"\b(?:is|are|s|re) (?:going to|gonna) kill me (?:when|if|once)\b",
+    r"\b(?:jump|throw myself) off (?:a|the) (?:cliff|bridge|roof) if (?:this|that|the|he|she|they"
+    r"|it|my|one more)\b",
     r"\b(?:\w+ )?(?:is|are|was|were|be|been|keeps?|kept) killing me\b",   # exam/feet/suspense
     r"\bkilling me softly\b",
     r"\bdying (?:to|for) (?:see|try|know|meet|go|hear|watch|read|get|have|eat|tell|visit|find"
@@ -815,7 +820,7 @@ MEDIA = re.compile(r"\b(?:novel|book|story|storie|film|movie|show|series|episode
                    r"|protagonist|article|news|essay|paper|thesis|class|lecture|documentary"
                    r"|podcast|play|poem|song|lyric|game|campaign|prevention|awareness|rate"
                    r"|statistic|research|study|studie|history|fiction|fanfic|author|writer"
-                   r"|narrator|volunteer|hotline|crisis line|paramedic|nurse|case)s?\b")
+                   r"|narrator|volunteer|hotline|crisis line|paramedic|nurse|nursing|course|patient|case)s?\b")
 # Function words that tell the language of a message (see screen._languages).
 STOPWORDS = frozenset({
     "i", "im", "you", "the", "and", "to", "my", "me", "is", "am", "are", "it", "of", "an",

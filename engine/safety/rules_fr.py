@@ -68,7 +68,7 @@ THIRD = frozenset({
 MEDIA = re.compile(r"\b(?:roman\w*|livre|livres|film\w*|serie|episode|saison|personnage|heros"
                    r"|article|infos|journal|documentaire|polar|podcast|memoire|expose|cours"
                    r"|philo|classe|etude|statistique\w*|taux|prevention|histoire|poeme|theatre"
-                   r"|piece|jeu|benevole|bovary|camus|werther)\b")
+                   r"|piece|jeu|benevole|bovary|camus|werther|socio\w*|durkheim|formation|infirmi\w*)\b")
 NEGATION_TAIL = re.compile(
     r"\b(?:ne|pas|jamais|aucun|aucune|non)\b(?: (?!(?:pourquoi|si|mais|comment|quand|parce|que"
     r"|et|ou|plus)\b)[a-z]+){0,3} $")
@@ -79,6 +79,11 @@ NOT_PAST = re.compile(r"\b(?:maintenant|encore|toujours|aujourde hui|ce soir|en 
                       r"|ces temps ci|depuis peu)\b")
 
 IDIOMS = [
+    # "ces devoirs vont me tuer", "cette chaleur va me tuer": a thing as the subject
+    r"\b(?:chaleur|devoirs?|boulot|travail|exams?|examens?|cours|bruit|attente|suspense|trajet"
+    r"|reunions?|lundi|maths|dissert\w*|partiels?|canicule|froid|embouteillages?|bouchons?"
+    r"|revisions?|taf|stress) (?:\w+ ){0,3}(?:va|vont|me) (?:me )?(?:tuer|tue|achever)\b",
+    r"\bme pendre a (?:ton|son|votre|leur) cou\b",
     r"\b(?:mort|morte|morts|mortes|meurs|meurt|mourir|mourais|crever|creve|crevee) (?:de|d)"
     r" (?:rire|fatigue|faim|soif|froid|chaud|honte|ennui|peur|envie|curiosite|trouille)\b",
     r"\b(?:ennuie|ennuyer|ennuyais) a mourir\b",
@@ -209,7 +214,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.75, r"\b(?:dit|dire|fait mes) adieux? a (?:tout le monde|tous|ma famille|mes amis)\b", "s"),
         (0.85, r"\b(?:donne|donner|distribue) (?:\w+ ){0,2}(?:mes affaires|mes choses|mon chat"
                r"|mon chien|tout ce que je ai)\b", "s"),
-        (0.60, r"\btestament\b", "s"),
+        (0.60, r"\btestament\b", "f"),
         # means and method
         (0.85, r"\b(?:garde|gardais|stocke|accumule|mets de cote|economise) (?:\w+ ){0,3}"
                + _PILLS + r"\b", "s"),
