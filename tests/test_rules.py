@@ -370,12 +370,11 @@ def test_the_director_weighs_down_a_companion_who_has_replied_more_than_a_quiete
     """The participation prior: a small-model (menu) Director's choice carries, per decision,
     minus BALANCE_PRIOR for every reply its companion gave beyond the quietest one the rules
     allow, counted over the whole conversation (this round included); none when all are even."""
-    from types import SimpleNamespace
 
     from engine.director.policies import BALANCE_PRIOR, balance_bias, replies_so_far
     talk = varied("hello there")
     fake = FakeBackend(lambda req: req.choices[0] if req.choices else talk(req))
-    fake.info = SimpleNamespace(parameters=135_000_000)  # a model under 1B: menu decisions
+    fake.parameters = 135_000_000  # a model under 1B: menu decisions
     chat = chat_with(fake, max_speakers=2, min_speakers=2)
     run_round(chat, "I had a rough day")      # the first two companions speak
     first = [r for r in fake.requests if r.choices]

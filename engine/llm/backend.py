@@ -125,6 +125,7 @@ class FakeBackend:
                  n_ctx: int = 2048, delay: float = 0.0):
         self.name = "fake"
         self.n_ctx = n_ctx
+        self.parameters = 0  # unknown (a test may set a model size: the Director's mode depends on it)
         self.delay = delay
         self.requests: list[GenRequest] = []
         self._replies = replies if replies is not None else []
@@ -142,10 +143,6 @@ class FakeBackend:
     @property
     def model_file(self) -> str:
         return ""
-
-    @property
-    def parameters(self) -> int:
-        return 0
 
     def prefill(self, req: GenRequest, cancel: threading.Event | None = None) -> int:
         self.requests.append(req)
