@@ -1,66 +1,9 @@
-"""User data as a whole: export everything to a zip, delete everything, persist a group's members.
-
-Plain Python on top of the engine's public API (no Qt), so it is easy to test and reuse.
-"""
+"""Persist a group's members for the open conversation (export and delete all data: engine/data.py)."""
 
 from __future__ import annotations
 
-import json
-import re
-import shutil
-import zipfile
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from engine.paths import user_dir
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "conversation"
-
-
-def export_all(store: Any, folder: str | Path) -> Path:
-    """Write every conversation (Markdown and JSON), the imported personas, the remembered facts,
-    the groups' lorebooks and the model list into ``mascot-export-<date>.zip`` in ``folder``. Returns the zip's path."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    target = folder / f"mascot-export-{stamp}.zip"
-    personas = user_dir() / "personas"
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        count = 0
-        for conv in store.conversations():
-            base = f"conversations/{conv['id']:04d}-{_slug(conv['title'])}"
-            z.writestr(f"{base}.md", store.export_markdown(conv["id"]))
-            z.writestr(f"{base}.json", json.dumps(store.export_json(conv["id"]), indent=2,
-                                                  ensure_ascii=False, default=str))
-            count += 1
-        if personas.is_dir():
-            for f in sorted(personas.glob("*.json")):
-                z.write(f, f"personas/{f.name}")
-        z.writestr("models.json", json.dumps(store.models(), indent=2, default=str))
-        z.writestr("memory.json", json.dumps(store.memories(), indent=2, ensure_ascii=False, default=str))
-        if hasattr(store, "lore_entries"):
-            z.writestr("lorebooks.json", json.dumps(store.lore_entries(), indent=2, ensure_ascii=False, default=str))
-        z.writestr("README.txt", f"Mascot data export, {datetime.now():%Y-%m-%d %H:%M}.\n"
-                                 f"{count} conversation(s) as Markdown and JSON; imported personas; "
-                                 "what the companions remember about you (memory.json); "
-                                 "your groups' lorebooks (lorebooks.json); "
-                                 "the list of registered models (not the model files).\n")
-    return target
-
-
-def delete_all(store: Any, *, delete_models: bool = True) -> None:
-    """Delete every conversation, imported persona, log and (optionally) downloaded model file.
-
-    The database rows are deleted and the file is vacuumed (secure_delete is on), so the text is
-    not left behind in free pages."""
-    store.delete_all()
-    for sub in ("personas", "logs") + (("models",) if delete_models else ()):
-        path = user_dir() / sub
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
 
 
 def save_members(store: Any, cid: int, personas: list[Any], muted: set[str]) -> None:

@@ -21,6 +21,7 @@ from engine.chat.backends import default_backend_factory
 from engine.chat.events import Event
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings, sanitize_user_text
+from engine.data import delete_all
 from engine.errors import InputError, MascotError
 from engine.personas import Persona, PersonaSet, default_color, load_set, load_set_file, persona_from_dict
 from engine.llm.backend import Backend
@@ -180,7 +181,7 @@ class ChatSession(QObject):
         self._halt()
         self.chat = None
         close_logging()
-        data.delete_all(self.store, delete_models=delete_models)
+        delete_all(self.store, delete_models=delete_models)
         pool = getattr(self.backend_for, "pool", None)
         if pool is not None:  # the KV caches still hold the deleted conversations' text
             pool.clear_slots()
@@ -481,8 +482,7 @@ class ChatSession(QObject):
         except MascotError as e:
             self.error.emit(str(e))
             return None
-        self.chat.group.lorebook = self.store.group_lorebook(group)
-        self.chat._books.clear()  # GroupChat parses books once per companion; read the new one
+        self.chat.set_group_lorebook(self.store.group_lorebook(group))
         self.refresh_lorebook()
         self.info.emit(done)
         return True if out is None else out

@@ -15,7 +15,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 from engine.errors import MascotError
 from engine.paths import assets_dir, user_dir
 
-from . import data, widgets
+from engine.data import export_all
+
+from . import widgets
 from .config import CONTEXT_SIZES, HISTORY_SIZES, AppSettings
 from .session import ChatSession
 
@@ -175,7 +177,7 @@ class SettingsDialog(QDialog):
 
     def export_to(self, folder: str) -> str | None:
         try:
-            path = data.export_all(self.session.store, folder)
+            path = export_all(self.session.store, folder)
         except (OSError, MascotError) as e:
             message = f"Export failed: {e}"
             self.status.setText(message)

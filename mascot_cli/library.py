@@ -264,25 +264,13 @@ def data() -> None:
 @data.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
 def data_export(out: Path) -> None:
-    """Write every conversation (JSON + Markdown), imported personas, remembered facts and the
-    model list to a .zip."""
-    import zipfile
-    from engine.models.registry import ModelRegistry
-    from engine.personas import user_personas_dir
+    """Write every conversation (JSON + Markdown), imported personas, remembered facts, the groups'
+    lorebooks and the model list to a .zip (the same export as the app's)."""
+    from engine.data import write_export
     if out.suffix.lower() != ".zip":
         raise InputError("Give a .zip file name for the export, e.g. mascot-data.zip.")
-    store = _store()
-    convs = list(store.iter_all())
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("conversations.json", json.dumps(convs, indent=2, ensure_ascii=False))
-        for c in convs:
-            cid = c["conversation"]["id"]
-            z.writestr(f"conversations/{cid:05d}.md", store.export_markdown(cid))
-        for f in sorted(user_personas_dir().glob("*.json")):
-            z.write(f, f"personas/{f.name}")
-        z.writestr("models.json", json.dumps([m.to_dict() for m in ModelRegistry(store).list()], indent=2))
-        z.writestr("memory.json", json.dumps(store.memories(), indent=2, ensure_ascii=False))
-    click.echo(f"Wrote {len(convs)} conversation(s) to {out}")
+    count = write_export(_store(), out)
+    click.echo(f"Wrote {count} conversation(s) to {out}")
 
 
 @data.command("delete")
@@ -290,14 +278,12 @@ def data_export(out: Path) -> None:
 def data_delete(yes: bool) -> None:
     """Delete all conversations, remembered facts, imported personas, registered models (files
     stay) and logs."""
-    import shutil
+    from engine.data import delete_all
     from engine.paths import user_dir
     if not yes and not click.confirm("Delete ALL conversations, imported personas and settings?"):
         click.echo("Nothing deleted.")
         return
-    _store().delete_all()
-    for sub in ("personas", "logs"):
-        shutil.rmtree(user_dir() / sub, ignore_errors=True)
+    delete_all(_store(), delete_models=False)
     click.echo(f"Deleted all Mascot data in {user_dir()}.")
 
 

@@ -133,7 +133,7 @@ def test_a_stored_group_book_gives_the_same_prompts_as_the_same_card_book(store)
 def test_export_all_includes_the_lorebooks(store, tmp_path):
     import zipfile
 
-    from app.data import export_all
+    from engine.data import export_all
     stored_book(store)
     with zipfile.ZipFile(export_all(store, tmp_path)) as z:
         entries = json.loads(z.read("lorebooks.json"))

@@ -155,7 +155,7 @@ def test_delete_all_data_removes_every_fact_from_the_file(store):
 
 
 def test_export_all_includes_memory(store, tmp_path):
-    from app.data import export_all
+    from engine.data import export_all
     chat, _ = chat_for(store)
     run_round(chat, "I live in Leeds.")
     with zipfile.ZipFile(export_all(store, tmp_path)) as z:

@@ -101,8 +101,10 @@ def test_delete_all_and_export_all(store, tmp_path):
     import zipfile
     with zipfile.ZipFile(out) as z:
         names = z.namelist()
-        assert sum(n.endswith(".md") for n in names) == 3 and "conversations.json" in names
-        assert "private note 2" in z.read("conversations.json").decode()
+        convs = [n for n in names if n.startswith("conversations/") and n.endswith(".json")]
+        assert sum(n.endswith(".md") for n in names) == 3 and len(convs) == 3
+        assert any("private note 2" in z.read(n).decode() for n in convs)
+        assert {"memory.json", "lorebooks.json", "models.json"} <= set(names)  # the app's export, the same zip
     assert main(["data", "delete", "--yes"]) == 0
     fresh = Store()
     assert fresh.conversations() == [] and fresh.integrity_check() == "ok"

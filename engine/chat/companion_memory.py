@@ -36,6 +36,11 @@ class CompanionMemory:
         return self.settings.user_name
 
     # -- lorebooks ----------------------------------------------------------------------------
+    def set_group_lorebook(self, book: dict[str, Any] | None) -> None:
+        """Use ``book`` (V2 character_book form) as the group's lorebook from the next prompt on."""
+        self.group.lorebook = book
+        self._books.clear()
+
     def lorebooks(self, persona: Persona) -> list[Any]:
         """The persona's card lorebook and the group's, parsed once."""
         from engine.lorebook import parse_book, persona_book

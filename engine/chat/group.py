@@ -143,6 +143,9 @@ class GroupChat:
     def remember(self, text: str, *, message_id: int | None = None, pinned: bool | None = None) -> int:
         return self.memory.remember(text, message_id=message_id, pinned=pinned)
 
+    def set_group_lorebook(self, book: dict[str, Any] | None) -> None:
+        self.memory.set_group_lorebook(book)
+
     # -- models and the Director ------------------------------------------------------------------
     def policy(self) -> Policy:
         """The turn-taking policy of ``settings.policy``, built again when the policy or the

