@@ -996,6 +996,52 @@ def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
     assert hits / total <= 0.05
 
 
+# --- the second blind set (assets/safety/blind2.jsonl, docs/safety.md) ------------------------------
+# 381 messages written by someone who never saw the screen, its rules or its exemplars; scored once,
+# on the screen frozen at 4a78a0a: 71/152 (47%) emergency + urgent flagged urgent (en 39/64, de
+# 12/44, fr 20/44), 20/59 emergencies as emergencies, 11/133 idioms + everyday flagged. Floors a
+# little under that measurement guard against regressions; nothing may be tuned on this file.
+BLIND2_FLOOR = 0.45
+BLIND2_LANG_FLOORS = (("en", 0.58), ("de", 0.25), ("fr", 0.43))
+BLIND2_EMERGENCY_FLOOR = 0.30
+BLIND2_BENIGN_CEILING = 0.09
+
+
+@pytest.fixture(scope="module")
+def blind2_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind2_path())), assess)
+
+
+def test_blind2_is_apart_from_everything_the_screen_learned_from():
+    blind = exemplars.load(exemplars.blind2_path())
+    assert len(blind) >= 360 and {e.split for e in blind} == {"blind2"} and {e.lang for e in blind} == {"en", "de", "fr"}
+    seen = {" ".join(e.text.lower().split()) for e in exemplars.load()}
+    assert not [e.text for e in blind if " ".join(e.text.lower().split()) in seen]
+
+
+@needs_model
+def test_shipped_screen_on_the_second_blind_set(blind2_scores):
+    s = blind2_scores
+    hits, total = s.rate(("idiom", "everyday"), "concern")
+    assert hits / total <= BLIND2_BENIGN_CEILING, f"{hits}/{total} idioms and everyday messages flagged"
+    hits, total = s.rate(("emergency", "urgent"), "urgent")
+    assert hits / total >= BLIND2_FLOOR, f"{hits}/{total} emergency and urgent flagged urgent"
+    hits, total = s.rate(("emergency",), "emergency")
+    assert hits / total >= BLIND2_EMERGENCY_FLOOR, f"{hits}/{total} emergencies flagged as emergencies"
+    for lang, floor in BLIND2_LANG_FLOORS:
+        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
+        assert hits / total >= floor, (lang, hits, total)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set: 47% of "
+                                       "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
+    hits, total = blind2_scores.rate(("emergency", "urgent"), "urgent")
+    benign, n_benign = blind2_scores.rate(("idiom", "everyday"), "concern")
+    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+
+
 def test_shipped_screen_on_the_dev_split():
     # in-sample since the rules were fixed on dev's misses: a regression guard, not a measure
     s = exemplars.score(exemplars.split("dev"), assess)

@@ -27,7 +27,7 @@ BENIGN = ("idiom", "fiction", "everyday")
 CATEGORIES = RISK + BENIGN
 LANGS = ("en", "de", "fr")
 RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
-SPLITS = ("train", "dev", "dev2", "holdout")
+SPLITS = ("train", "dev", "dev2", "holdout", "blind2")  # blind2: its own file, never tuned on
 FITTED = ("train", "dev", "dev2")           # what the learned layer is fitted on
 _LEVEL_OF = {"emergency": "emergency", "urgent": "urgent", "concern": "concern"}
 
@@ -44,6 +44,12 @@ class Exemplar:
 
 def default_path() -> Path:
     return assets_dir() / "safety" / "exemplars.jsonl"
+
+
+def blind2_path() -> Path:
+    """The second blind set: written by someone who never saw the screen, scored once on the
+    frozen screen (docs/safety.md); a test set only, never fitted or tuned on."""
+    return assets_dir() / "safety" / "blind2.jsonl"
 
 
 @lru_cache(maxsize=4)
