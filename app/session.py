@@ -12,7 +12,6 @@ import json
 import logging
 import threading
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
@@ -23,19 +22,20 @@ from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings, sanitize_user_text
 from engine.data import delete_all
 from engine.errors import InputError, MascotError
-from engine.personas import Persona, PersonaSet, default_color, load_set, load_set_file, persona_from_dict
+from engine.personas import Persona, PersonaSet, default_color, load_set, persona_from_dict
 from engine.llm.backend import Backend
 from engine.storage import Store
 
-from . import data, theme
+from . import theme
 from .config import AppSettings
+from .session_group import MAX_MEMBERS, GroupActions
+from .session_memory import MemoryActions
 from .item_models import (ConversationListModel, DirectorLogModel, LoreListModel, MemberListModel,
                           MemoryListModel, MessageListModel)
 from .workers import GeneratorWorker, Runner, Worker
 
 YOU = "You"
 CHOOSING = "Choosing who speaks next…"
-MAX_MEMBERS = 8
 
 
 def backend_factory(store: Store, settings: AppSettings) -> Callable[[str | None], Backend]:
@@ -43,7 +43,7 @@ def backend_factory(store: Store, settings: AppSettings) -> Callable[[str | None
     return default_backend_factory(store, n_ctx=settings.context_size, n_threads=settings.threads or None)
 
 
-class ChatSession(QObject):
+class ChatSession(MemoryActions, GroupActions, QObject):
     opened = Signal(int)                 # conversation id
     busy_changed = Signal(bool)
     typing_changed = Signal(str, str)    # text ("" hides it), colour
@@ -416,102 +416,6 @@ class ChatSession(QObject):
         self.conversation = self.store.conversation(self.cid)
         self.opened.emit(self.cid)
 
-    # -- memory: what the companions know about the user (per group) --------------------------------
-    def refresh_memory(self) -> None:
-        group = self.chat.group.name if self.chat else None
-        self.memory.reset(self.store.memories(group) if group else [])
-
-    def _memory_call(self, fn: Callable[[], Any], done: str) -> bool:
-        try:
-            fn()
-        except MascotError as e:
-            self.error.emit(str(e))
-            return False
-        self.refresh_memory()
-        self.info.emit(done)
-        return True
-
-    def add_fact(self, text: str) -> bool:
-        return self.chat is not None and self._memory_call(lambda: self.chat.remember(text, pinned=False),
-                                                           "Added to what the companions remember.")
-
-    def remember_message(self, mid: int) -> bool:
-        """The user pins a message: it becomes a pinned fact of this group."""
-        return self.chat is not None and self._memory_call(
-            lambda: self.chat.remember("", message_id=mid), "Pinned: the companions will remember this.")
-
-    def edit_fact(self, fid: int, text: str) -> bool:
-        from engine.memory import check_fact
-        return self._memory_call(lambda: self.store.update_memory(fid, text=check_fact(text)), "Fact updated.")
-
-    def pin_fact(self, fid: int, pinned: bool) -> bool:
-        return self._memory_call(lambda: self.store.update_memory(fid, pinned=pinned),
-                                 "Pinned." if pinned else "Unpinned.")
-
-    def forget_fact(self, fid: int) -> bool:
-        return self._memory_call(lambda: self.store.delete_memory(fid), "Forgotten.")
-
-    # -- the group's own lorebook (engine.lorebook; stored per group in the history database) --------
-    def group_book(self, group: str) -> dict[str, Any] | None:
-        """The group's lorebook: the one kept in the database; the first time a group whose
-        persona set file has a book is opened, that book is copied in (from then on the app's
-        copy is the one edited and used)."""
-        if not self.store.has_lorebook(group):
-            book = _group_lorebook(group)
-            if not book:
-                return None
-            from engine.lorebook import book_entries
-            try:
-                self.store.set_group_lorebook(group, {**book, "entries": book_entries(book, group)})
-            except MascotError:
-                return book
-        return self.store.group_lorebook(group)
-
-    def refresh_lorebook(self) -> None:
-        group = self.chat.group.name if self.chat else None
-        self.lorebook.reset(self.store.lore_entries(group) if group else [])
-
-    def _lore_call(self, fn: Callable[[str], Any], done: str) -> Any:
-        """Change the open group's book (not while a round runs: the companions' prompts are
-        being built from it), then give the conversation the new book."""
-        if not self._idle():
-            return None
-        group = self.chat.group.name
-        try:
-            out = fn(group)
-        except MascotError as e:
-            self.error.emit(str(e))
-            return None
-        self.chat.set_group_lorebook(self.store.group_lorebook(group))
-        self.refresh_lorebook()
-        self.info.emit(done)
-        return True if out is None else out
-
-    def add_lore_entry(self, entry: dict[str, Any]) -> int | None:
-        """Add an entry (editor fields, checked like a card's) to the open group's book; its id."""
-        from engine.lorebook import MAX_ENTRIES, check_entry
-
-        def add(group: str) -> int:
-            e = check_entry(entry)
-            if len(self.store.lore_entries(group)) >= MAX_ENTRIES:
-                raise InputError(f"A lorebook holds at most {MAX_ENTRIES} entries; delete one first.")
-            return self.store.add_lore_entry(group, e)
-        return self._lore_call(add, "Lorebook entry added.")
-
-    def edit_lore_entry(self, eid: int, entry: dict[str, Any]) -> bool:
-        from engine.lorebook import check_entry
-        return bool(self._lore_call(lambda _g: self.store.update_lore_entry(eid, check_entry(entry)),
-                                    "Lorebook entry saved."))
-
-    def delete_lore_entry(self, eid: int) -> bool:
-        return bool(self._lore_call(lambda _g: self.store.delete_lore_entry(eid), "Lorebook entry deleted."))
-
-    def set_lorebook_settings(self, scan_depth: int, token_budget: int) -> bool:
-        from engine.lorebook import MAX_BUDGET, MAX_SCAN_DEPTH
-        return bool(self._lore_call(lambda g: self.store.set_lorebook_settings(
-            g, scan_depth=max(0, min(int(scan_depth), MAX_SCAN_DEPTH)),
-            token_budget=max(0, min(int(token_budget), MAX_BUDGET))), "Lorebook settings saved."))
-
     # -- editing messages ----------------------------------------------------------------------------
     def _idle(self) -> bool:
         if self.busy:
@@ -590,117 +494,6 @@ class ChatSession(QObject):
         self.messages.remove(i)
         self.conversations.refresh()
 
-    # -- the group -----------------------------------------------------------------------------------
-    def set_muted(self, name: str, muted: bool) -> None:
-        if self.chat is None:
-            return
-        try:
-            self.chat.mute(name, muted)
-        except MascotError as e:
-            self.error.emit(str(e))
-            return
-        self.members_changed.emit()
-
-    def set_policy(self, policy: str) -> None:
-        if self.chat is not None and policy != self.chat.settings.policy:
-            self.chat.settings.policy = policy
-            self.store.update_conversation(self.cid, policy=policy)
-
-    def set_max_speakers(self, n: int) -> None:
-        if self.chat is not None and n != self.chat.settings.max_speakers:
-            self.chat.settings.max_speakers = n
-            self.chat.settings.min_speakers = min(2, n)
-            self.store.update_conversation(self.cid, max_speakers=n)
-
-    def _save_members(self, personas: list[Persona]) -> bool:
-        if not self._idle():
-            return False
-        muted = {n for n in self.chat.muted if n in {p.name for p in personas}}
-        data.save_members(self.store, self.cid, personas, muted)
-        self.chat = self._make_chat(self.cid)
-        self._load_members()
-        return True
-
-    def add_member(self, persona: Persona) -> bool:
-        if self.chat is None:
-            return False
-        if len(self.chat.members) >= MAX_MEMBERS:
-            self.error.emit(f"A group has at most {MAX_MEMBERS} companions; remove one first.")
-            return False
-        if persona.name.lower() in {n.lower() for n in self.chat.names}:
-            self.error.emit(f"{persona.name} is already in this group; rename the persona to add a second one.")
-            return False
-        return self._save_members(self.chat.members + [persona])
-
-    def remove_member(self, name: str) -> bool:
-        if self.chat is None:
-            return False
-        rest = [p for p in self.chat.members if p.name != name]
-        if not rest:
-            self.error.emit("A group needs at least one companion.")
-            return False
-        return self._save_members(rest)
-
-    def replace_member(self, old_name: str, persona: Persona) -> bool:
-        if self.chat is None:
-            return False
-        others = {p.name.lower() for p in self.chat.members if p.name != old_name}
-        if persona.name.lower() in others:
-            self.error.emit(f"Another companion is already called {persona.name}.")
-            return False
-        return self._save_members([persona if p.name == old_name else p for p in self.chat.members])
-
-    def set_director_model(self, model: str | None) -> bool:
-        """Run the Director on ``model`` (a registered name; None or the bundled model = the
-        group's model) in every conversation from the next decision on. Kept in the app's
-        settings. A trained Director (``mascot-train director``) is decoded as it was trained."""
-        from engine.models.registry import BUNDLED_NAME, ModelRegistry
-        name = None if not model or model == BUNDLED_NAME else model
-        if name is not None:
-            try:
-                ModelRegistry(self.store).get(name)
-            except MascotError as e:
-                self.error.emit(str(e))
-                return False
-        self.settings.director_model = name or ""
-        self.settings.save()
-        if self.chat is not None:
-            self.chat.settings.director_model = name
-        return True
-
-    def assign_model(self, name: str, model: str | None) -> bool:
-        p = self.persona(name)
-        if p is None:
-            return False
-        from dataclasses import replace
-        return self.replace_member(name, replace(p, model=model or None))
-
-    def import_file(self, path: str | Path) -> bool:
-        """A Character Card (PNG/JSON), persona or persona set file: one persona joins the open
-        group; a set of several starts a new conversation. Both are kept in the persona library."""
-        from engine.personas import save_user_set
-        try:
-            pset = load_set_file(Path(path))
-            save_user_set(pset)
-        except MascotError as e:
-            self.error.emit(str(e))
-            return False
-        if len(pset.members) > 1:
-            self.new_conversation(pset)
-            self.info.emit(f"Started a conversation with {pset.title}.")
-            return True
-        if self.add_member(pset.members[0]):
-            self.info.emit(f"{pset.members[0].name} joined the group.")
-            return True
-        return False
-
-
-def _group_lorebook(name: str) -> dict[str, Any] | None:
-    """The lorebook of the persona set a conversation was started with, if it still exists."""
-    try:
-        return load_set(name).lorebook
-    except MascotError:
-        return None
 
 
 def _now() -> str:

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import sqlite_utils
 
 from engine.errors import StorageError
-from engine.storage import apply_migrations, migration_registry
+from engine.migrations import apply_migrations, migration_registry
 
 MIGRATIONS, migration = migration_registry()
 

@@ -75,7 +75,7 @@ def test_entries_are_checked_like_a_cards():
 
 
 def test_migration_adds_lorebooks_to_an_old_database(tmp_path):
-    from engine.storage import MIGRATIONS, apply_migrations, now
+    from engine.migrations import MIGRATIONS, apply_migrations, now
     import sqlite_utils
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(sqlite3.connect(str(path)))

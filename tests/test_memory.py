@@ -16,7 +16,8 @@ from engine.reply.prompts import note_lines
 from engine.errors import InputError, NotFound
 from engine.memory import extract_facts
 from engine.llm.backend import FakeBackend
-from engine.storage import MIGRATIONS, Store
+from engine.migrations import MIGRATIONS
+from engine.storage import Store
 from helpers import events_of, make_group, run_round
 
 FACT_MESSAGES = {

@@ -105,7 +105,8 @@ def test_migration_adds_message_vectors_to_an_old_database(tmp_path):
 
     import sqlite_utils
 
-    from engine.storage import MIGRATIONS, Store, apply_migrations, now
+    from engine.migrations import MIGRATIONS, apply_migrations, now
+    from engine.storage import Store
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(sqlite3.connect(str(path)))
     apply_migrations(db, [m for m in MIGRATIONS if m.__name__ < "m008"], now)

@@ -4,7 +4,8 @@ import sqlite3
 
 import sqlite_utils
 
-from engine.storage import MIGRATIONS, Store
+from engine.migrations import MIGRATIONS
+from engine.storage import Store
 
 
 def make_conv(store, n_messages=3):
