@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox,
-                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from engine.lorebook import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, MAX_BUDGET, MAX_SCAN_DEPTH
 
 from .item_models import ROW
+from .widgets import card_list
 
 POSITIONS = (("after_char", "After the character"), ("before_char", "Before the character"))
 
@@ -45,16 +44,7 @@ class LorebookDialog(QDialog):
 
         body = QHBoxLayout()
         left = QVBoxLayout()
-        self.list = QListView()
-        self.list.setObjectName("LoreList")
-        self.list.setModel(self.model)
-        self.list.setWordWrap(True)
-        self.list.setIconSize(QSize(0, 0))
-        self.list.setSpacing(3)
-        self.list.setResizeMode(QListView.ResizeMode.Adjust)
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list = card_list(self.model, "LoreList")
         self.empty = QLabel("No entries yet. Fill in the fields and press Add entry.")
         self.empty.setObjectName("Hint")
         self.empty.setWordWrap(True)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QGridLayout, QInputDialog, QLabel, QListView,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QGridLayout, QInputDialog, QLabel, QPushButton, QVBoxLayout, QWidget)
 
 from .item_models import ROW, MemoryListModel
+from .widgets import card_list
 
 
 class MemoryPanel(QWidget):
@@ -25,16 +24,7 @@ class MemoryPanel(QWidget):
                       "facts are always in their notes; the others when the talk touches them.")
         hint.setObjectName("Hint")
         hint.setWordWrap(True)
-        self.list = QListView()
-        self.list.setObjectName("MemoryList")
-        self.list.setModel(self.model)
-        self.list.setWordWrap(True)
-        self.list.setIconSize(QSize(0, 0))
-        self.list.setSpacing(3)
-        self.list.setResizeMode(QListView.ResizeMode.Adjust)
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.list.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.list = card_list(self.model, "MemoryList")
         self.list.doubleClicked.connect(lambda _i: self.edit())
         self.empty = QLabel("Nothing yet. Tell them about yourself, pin a message "
                             "(right-click → Remember this), or add a fact.")

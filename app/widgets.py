@@ -8,8 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMessageBox, QSizePolicy, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListView, QMessageBox,
+                               QSizePolicy, QToolButton, QVBoxLayout, QWidget)
 
 from . import icons, theme
 
@@ -235,3 +235,18 @@ class CardDropTarget:
         event.acceptProposedAction()
         for path in paths:
             self.session.import_file(path)
+
+
+def card_list(model: Any, name: str) -> QListView:
+    """A list of wrapped cards (facts, lorebook entries) over ``model``: one selection, smooth scrolling."""
+    view = QListView()
+    view.setObjectName(name)
+    view.setModel(model)
+    view.setWordWrap(True)
+    view.setIconSize(QSize(0, 0))
+    view.setSpacing(3)
+    view.setResizeMode(QListView.ResizeMode.Adjust)
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    return view

@@ -21,6 +21,7 @@ from app.config import AppSettings
 from app.notify import install_excepthooks, log_path
 from app.persona_editor import PersonaEditor
 from app.window import MainWindow
+from app_helpers import open_window
 from engine.card_files import export_card
 from engine.models.hub import OFFLINE
 from engine.models.registry import BUNDLED_NAME
@@ -45,11 +46,7 @@ def settings():
 
 @pytest.fixture
 def window(qtbot, settings):
-    w = MainWindow(settings)
-    qtbot.addWidget(w)
-    w.resize(1280, 820)
-    w.show()
-    qtbot.waitExposed(w)
+    w = open_window(qtbot, settings)
     yield w
     w.close()
 

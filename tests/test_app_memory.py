@@ -10,8 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app import theme
-from app.config import AppSettings
-from app.window import MainWindow
+from app_helpers import open_window
 
 pytestmark = pytest.mark.model
 ROUND_TIMEOUT = 180_000
@@ -24,14 +23,7 @@ def styled(qapp):
 
 @pytest.fixture
 def window(qtbot):
-    s = AppSettings(override_sampling=True, max_tokens=12, threads=1, disclosure_seen=True,
-                    show_director=False)
-    s.save()
-    w = MainWindow(s)
-    qtbot.addWidget(w)
-    w.resize(1280, 820)
-    w.show()
-    qtbot.waitExposed(w)
+    w = open_window(qtbot)
     yield w
     w.close()
 
