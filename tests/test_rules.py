@@ -8,6 +8,7 @@ import pytest
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings, sanitize_user_text
 from engine.reply.cleanup import clean_reply
+from engine.reply.prompts import note_of
 from engine.director.policies import Director, RoundState, find_addressed
 from engine.errors import InputError
 from engine.llm.backend import FakeBackend
@@ -200,8 +201,12 @@ def test_companions_read_a_window_of_recent_history_and_the_window_is_a_setting(
     (dropped in one block at the oldest end, so its cached prefix stays stable), always the
     newest turns; 0 reads all that fits; a bad value is one clear line."""
     def transcript_tokens(chat, fake):
+        """Tokens of the transcript a companion reads, and those messages: between the system
+        prompt and the turn note, less this turn's memory note (recalled older messages and
+        facts come on top of the window)."""
         req = chat.speaker_request(chat.members[0], "go on")
-        return sum(fake.count_tokens(m["content"]) + 6 for m in req.messages[1:-1]), req
+        read = req.messages[1:-2] if note_of(chat.members[0].name, req.messages) else req.messages[1:-1]
+        return sum(fake.count_tokens(m["content"]) + 6 for m in read), read
 
     fake = FakeBackend(varied("a short reply about the river walk"), n_ctx=8192)
     settings = ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1, history_tokens=300)
@@ -209,17 +214,17 @@ def test_companions_read_a_window_of_recent_history_and_the_window_is_a_setting(
     starts = []
     for i in range(40):
         run_round(chat, f"message number {i}: " + "words " * 8)
-        used, req = transcript_tokens(chat, fake)
+        used, read = transcript_tokens(chat, fake)
         assert used <= 300
-        assert f"message number {i}:" in str(req.messages)  # the newest turn is always read
-        starts.append(req.messages[1]["content"])  # the oldest message it reads
-    assert "message number 0:" not in str(req.messages)
+        assert f"message number {i}:" in str(read)  # the newest turn is always read
+        starts.append(read[0]["content"])  # the oldest message it reads
+    assert "message number 0:" not in str(read)
     assert len(set(starts)) < len(starts) // 3  # trims come in blocks: the prefix stays put between them
     whole = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", history_tokens=0),
                       backend_for=lambda m: fake)
     whole.transcript = chat.transcript
-    used_all, req = transcript_tokens(whole, fake)
-    assert used_all > 1000 and "message number 0:" in str(req.messages)
+    used_all, read = transcript_tokens(whole, fake)
+    assert used_all > 1000 and "message number 0:" in str(read)
     with pytest.raises(InputError, match="history-tokens must be 0"):
         GroupChat(make_group(), settings=ChatSettings(history_tokens=12), backend_for=lambda m: fake)
 
