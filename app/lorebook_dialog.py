@@ -13,8 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFormLayout, QHBox
 
 from engine.lorebook import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, MAX_BUDGET, MAX_SCAN_DEPTH
 
-from .item_models import ROW
-from .widgets import card_list
+from .widgets import card_list, selected_row
 
 POSITIONS = (("after_char", "After the character"), ("before_char", "Before the character"))
 
@@ -143,8 +142,7 @@ class LorebookDialog(QDialog):
         self._update()
 
     def selected(self) -> dict[str, Any] | None:
-        rows = self.list.selectionModel().selectedRows()
-        return rows[0].data(ROW) if rows else None
+        return selected_row(self.list)
 
     def _update(self, *_: object) -> None:
         self.empty.setVisible(self.model.rowCount() == 0)

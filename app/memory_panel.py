@@ -6,8 +6,8 @@ from typing import Any
 
 from PySide6.QtWidgets import (QGridLayout, QInputDialog, QLabel, QPushButton, QVBoxLayout, QWidget)
 
-from .item_models import ROW, MemoryListModel
-from .widgets import card_list
+from .item_models import MemoryListModel
+from .widgets import card_list, selected_row
 
 
 class MemoryPanel(QWidget):
@@ -51,8 +51,7 @@ class MemoryPanel(QWidget):
         self._update()
 
     def selected(self) -> dict[str, Any] | None:
-        rows = self.list.selectionModel().selectedRows()
-        return rows[0].data(ROW) if rows else None
+        return selected_row(self.list)
 
     def _update(self, *_: object) -> None:
         self.empty.setVisible(self.model.rowCount() == 0)

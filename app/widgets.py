@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QLabel, Q
                                QSizePolicy, QToolButton, QVBoxLayout, QWidget)
 
 from . import icons, theme
+from .item_models import ROW
 
 
 def icon_button(name: str, tooltip: str, *, color: str = theme.MUTED, checkable: bool = False,
@@ -250,3 +251,9 @@ def card_list(model: Any, name: str) -> QListView:
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
     return view
+
+
+def selected_row(view: QListView) -> dict[str, Any] | None:
+    """The row dict (``item_models.ROW``) of a single-selection list's selected item, or None."""
+    rows = view.selectionModel().selectedRows()
+    return rows[0].data(ROW) if rows else None
