@@ -282,6 +282,10 @@ def _conversation_figures(conv: dict[str, Any]) -> dict[str, float]:
         "prompt_per_turn": _median([t["prompt"] for t in later]),
         "turns_with_note": len(noted) / max(1, len(conv["turns"])),
         "note_tokens_median": _median(noted) if noted else 0.0,
+        "turns_per_round": len(later) / max(1, len(rounds)),
+        "reply_tokens_per_turn": tokens / max(1, len(later)),
+        "decode_tps_median": _median([t["decode_tps"] for t in later if t.get("decode_tps")] or [0.0]),
+        "director_seconds_mean": sum(r["director_s"] for r in rounds) / max(1, len(rounds)),
     }
 
 
@@ -314,6 +318,8 @@ def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
         loads.append(os.getloadavg()[0])
     for label, _on in order:
         out[label] = _conversation_figures(results[label])
+        out[label + "_turns"] = results[label]["turns"]  # per turn and per round, to explain the ratios
+        out[label + "_rounds"] = results[label]["rounds"]
     out["load_1min"] = {"min": min(loads), "median": _median(loads), "max": max(loads)}
     off, on_ = out["memory_off"], out["memory_on"]
     out["round_time_growth"] = on_["round_seconds_mean"] / max(1e-9, off["round_seconds_mean"])
@@ -324,7 +330,8 @@ def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
 
 def memory_table(r: dict[str, Any]) -> str:
     keys = ["prefill_ratio", "round_seconds_mean", "round_seconds_median", "ms_per_reply_token",
-            "ttft_ms_median", "prompt_per_turn", "turns_with_note", "note_tokens_median"]
+            "ttft_ms_median", "prompt_per_turn", "turns_with_note", "note_tokens_median",
+            "turns_per_round", "reply_tokens_per_turn", "decode_tps_median", "director_seconds_mean"]
     lines = [f"{'':28} {'memory off':>12} {'memory on':>12}"]
     for k in keys:
         lines.append(f"{k:28} {r['memory_off'][k]:12.3f} {r['memory_on'][k]:12.3f}")
