@@ -18,8 +18,9 @@ def test_memory_compare_takes_turns_round_by_round(monkeypatch):
         for r in range(rounds):
             played.append(("on" if memory else "off", r + 1))
             out["turns"].append({"round": r + 1, "prompt": 100, "prefilled": 10, "new": 10, "tokens": 5,
-                                 "ttft_ms": 50.0, "note_tokens": 8 if memory else 0})
-            out["rounds"].append({"round": r + 1, "seconds": secs})
+                                 "ttft_ms": 50.0, "note_tokens": 8 if memory else 0,
+                                 "decode_tps": 100.0})
+            out["rounds"].append({"round": r + 1, "seconds": secs, "director_s": 0.1, "read_ahead_s": 0.0})
             yield r + 1
         return out
     monkeypatch.setattr(bench, "conversation_rounds", fake_rounds)
@@ -28,6 +29,7 @@ def test_memory_compare_takes_turns_round_by_round(monkeypatch):
     assert played == [("off", 1), ("on", 1), ("off", 2), ("on", 2), ("off", 3), ("on", 3)]
     assert r["round_time_growth"] == 2.0 and r["memory_on"]["prefill_ratio"] == 1.0
     assert "load_1min" in r and "round time on/off" in bench.memory_table(r)
+    assert r["memory_on"]["reply_tokens_per_turn"] == 5 and len(r["memory_on_turns"]) == 3
     played.clear()
     bench.memory_compare(argparse.Namespace(**{**vars(args), "on_first": True}))
     assert played[:2] == [("on", 1), ("off", 1)]
