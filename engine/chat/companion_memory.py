@@ -71,21 +71,26 @@ class CompanionMemory:
         and the user's earlier messages before its window (``window_start``) that bear on it."""
         if not self.enabled:
             return []
-        from engine.memory import relevant_facts
+        from engine.memory import fact_line, relevant_facts
         user = self.user_name
         recent = [t.text for t in items[-50:]]
         lines: list[str] = []
         for book in self.lorebooks(persona):
             lines += [e.text(persona.name, user) for e in book.triggered(recent, count, persona.name, user)]
         said = [t.text for t in items if t.role == "user"][-1:]  # the user's last message
-        lines += relevant_facts(self.facts(), said, count, user)
-        lines += self._recall_lines(items, first_item(items, persona.name, window_start), count)
+        facts = self.facts()
+        fact_lines = relevant_facts(facts, said, count, user)
+        noted = [f["text"] for f in facts if fact_line(f, user) in fact_lines]
+        lines += fact_lines
+        lines += self._recall_lines(items, first_item(items, persona.name, window_start), count, noted)
         return list(dict.fromkeys(lines))
 
     # -- recall -------------------------------------------------------------------------------
-    def _recall_lines(self, items: list[TranscriptItem], start: int, count: Count) -> list[str]:
+    def _recall_lines(self, items: list[TranscriptItem], start: int, count: Count,
+                      noted: list[str] = ()) -> list[str]:
         """The user's earlier messages no longer in the window (before item ``start``, or in the
-        group's past conversations) that bear on the user's last message (engine.recall)."""
+        group's past conversations) that bear on the user's last message (engine.recall); not a
+        message that holds a fact already in the note (``noted``: facts are clauses of messages)."""
         from engine.recall import Candidate, recall_lines
         last = next((t for t in reversed(items) if t.role == "user"), None)
         if last is None:
@@ -94,7 +99,9 @@ class CompanionMemory:
                 for i, t in enumerate(items[:start]) if t.role == "user"]
         if self.store is not None:
             pool += [(f"m{r['id']}", r["text"]) for r in self.store.user_messages(self.group.name, self.conversation_id)]
-        cands = [(Candidate(k, text), ws) for k, text in pool if (ws := self._recall_words(k, text))]
+        known = [_plain(f) for f in noted]
+        cands = [(Candidate(k, text), ws) for k, text in pool
+                 if (ws := self._recall_words(k, text)) and not any(f and f in _plain(text) for f in known)]
         return recall_lines(last.text, cands, self.user_name, count, allowed=self._recallable, store=self.store)
 
     def _recall_words(self, key: str, text: str) -> set[str]:
@@ -148,3 +155,8 @@ class CompanionMemory:
             fid = self.store.add_memory(self.group.name, fact, source="auto",
                                         conversation_id=self.conversation_id, message_id=message_id)
             yield Remembered(id=fid, text=fact, source="auto", message_id=message_id)
+
+
+def _plain(text: str) -> str:
+    """Lower case, single spaces, no end punctuation: to see a fact inside the message it came from."""
+    return " ".join(text.lower().split()).strip(" .!?,;:")
