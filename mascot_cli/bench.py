@@ -109,6 +109,20 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
                      backend_for=factory)
     if memory:
         chat.extra_facts = list(BENCH_FACTS)
+    # time the chat spends making notes (lorebook scan, facts, recall, its safety check): memory's
+    # own cost besides prefilling the notes; the bench's own bookkeeping below is not counted
+    note_s = [0.0]
+    counting = [True]
+    plain_note_lines = chat.memory.note_lines
+
+    def timed_note_lines(*a: Any, **k: Any) -> list[str]:
+        t = time.perf_counter()
+        try:
+            return plain_note_lines(*a, **k)
+        finally:
+            if counting[0]:
+                note_s[0] += time.perf_counter() - t
+    chat.memory.note_lines = timed_note_lines
     turns: list[dict[str, Any]] = []
     rounds_out: list[dict[str, Any]] = []
     last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
@@ -128,10 +142,14 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
             read_ahead[name] = read_ahead.get(name, 0) + n
         t0 = time.perf_counter()
         director_s = 0.0
+        book_s = 0.0  # the bench's own accounting inside the round: not round time
+        note_s[0] = 0.0
         for ev in chat.send(USER_LINES[r % len(USER_LINES)]):
             if ev.type == "director":
                 director_s += ev.data["seconds"]
             elif ev.type == "message" and not ev.data.get("safety"):
+                t_book = time.perf_counter()
+                counting[0] = False
                 name = ev.data["speaker"]
                 # tokens new to this companion: everything after its previous reply, plus its note
                 req = chat.speaker_request(chat.member(name), ev.data["directive"])
@@ -156,7 +174,9 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
                               "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
                               "decode_tps": ev.data.get("decode_tps", 0.0),
                               "latency_ms": ev.data["latency_ms"]})
-        round_s = time.perf_counter() - t0
+                counting[0] = True
+                book_s += time.perf_counter() - t_book
+        round_s = time.perf_counter() - t0 - book_s
         # raw llama.cpp decode at this round's context, right after the round (not round time):
         # app and raw are compared minutes apart otherwise, and this VM's speed drifts
         here = [t for t in turns if t["round"] == r + 1]
@@ -165,7 +185,7 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
             for t in here:
                 t["raw_decode_tps_same_round"] = raw_tps
         rounds_out.append({"round": r + 1, "seconds": round_s, "director_s": director_s,
-                           "read_ahead_s": warm_s})
+                           "read_ahead_s": warm_s, "note_s": note_s[0]})
         yield r + 1
     if probe is not None:
         probe.close()
@@ -286,6 +306,12 @@ def _conversation_figures(conv: dict[str, Any]) -> dict[str, float]:
         "reply_tokens_per_turn": tokens / max(1, len(later)),
         "decode_tps_median": _median([t["decode_tps"] for t in later if t.get("decode_tps")] or [0.0]),
         "director_seconds_mean": sum(r["director_s"] for r in rounds) / max(1, len(rounds)),
+        # memory's own cost as a share of round time: making the notes, plus prefilling their
+        # tokens at the speed that turn prefilled (prefilled tokens / time to first token)
+        "memory_share": (sum(r.get("note_s", 0.0) for r in rounds)
+                         + sum(t["note_tokens"] * t["ttft_ms"] / 1000 / max(1, t["prefilled_in_turn"])
+                               for t in later if t.get("note_tokens"))) / max(1e-9, sum(r["seconds"] for r in rounds)),
+        "note_ms_per_round": 1000 * sum(r.get("note_s", 0.0) for r in rounds) / max(1, len(rounds)),
     }
 
 
@@ -331,14 +357,16 @@ def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
 def memory_table(r: dict[str, Any]) -> str:
     keys = ["prefill_ratio", "round_seconds_mean", "round_seconds_median", "ms_per_reply_token",
             "ttft_ms_median", "prompt_per_turn", "turns_with_note", "note_tokens_median",
-            "turns_per_round", "reply_tokens_per_turn", "decode_tps_median", "director_seconds_mean"]
+            "turns_per_round", "reply_tokens_per_turn", "decode_tps_median", "director_seconds_mean",
+            "note_ms_per_round", "memory_share"]
     lines = [f"{'':28} {'memory off':>12} {'memory on':>12}"]
     for k in keys:
         lines.append(f"{k:28} {r['memory_off'][k]:12.3f} {r['memory_on'][k]:12.3f}")
     lines.append(f"round time on/off: mean {r['round_time_growth']:.3f}, median "
                  f"{r.get('round_time_growth_median', float('nan')):.3f} (target <= 1.10); per reply token: "
                  f"{r['per_token_time_growth']:.3f}; prefill ratio with memory on: "
-                 f"{r['memory_on']['prefill_ratio']:.3f} (target <= 1.2)")
+                 f"{r['memory_on']['prefill_ratio']:.3f} (target <= 1.2); memory's own share of round time "
+                 f"(making notes + prefilling them): {r['memory_on']['memory_share']:.1%}")
     if "load_1min" in r:
         lo = r["load_1min"]
         lines.append(f"load average (1 min) during the run: {lo['min']:.2f}-{lo['max']:.2f}, median "

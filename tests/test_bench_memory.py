@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from mascot_cli import bench
 
 
@@ -17,10 +19,12 @@ def test_memory_compare_takes_turns_round_by_round(monkeypatch):
         out = {"turns": [], "rounds": []}
         for r in range(rounds):
             played.append(("on" if memory else "off", r + 1))
-            out["turns"].append({"round": r + 1, "prompt": 100, "prefilled": 10, "new": 10, "tokens": 5,
+            out["turns"].append({"round": r + 1, "prompt": 100, "prefilled": 10, "prefilled_in_turn": 10,
+                                 "new": 10, "tokens": 5,
                                  "ttft_ms": 50.0, "note_tokens": 8 if memory else 0,
                                  "decode_tps": 100.0})
-            out["rounds"].append({"round": r + 1, "seconds": secs, "director_s": 0.1, "read_ahead_s": 0.0})
+            out["rounds"].append({"round": r + 1, "seconds": secs, "director_s": 0.1, "read_ahead_s": 0.0,
+                                  "note_s": 0.1 if memory else 0.0})
             yield r + 1
         return out
     monkeypatch.setattr(bench, "conversation_rounds", fake_rounds)
@@ -30,6 +34,9 @@ def test_memory_compare_takes_turns_round_by_round(monkeypatch):
     assert r["round_time_growth"] == 2.0 and r["memory_on"]["prefill_ratio"] == 1.0
     assert "load_1min" in r and "round time on/off" in bench.memory_table(r)
     assert r["memory_on"]["reply_tokens_per_turn"] == 5 and len(r["memory_on_turns"]) == 3
+    # memory's own cost: 0.1 s making notes + 8 note tokens at 10 tokens per 50 ms, in a 2 s round
+    assert r["memory_on"]["memory_share"] == pytest.approx((0.1 + 0.04) / 2.0)
+    assert r["memory_off"]["memory_share"] == 0.0
     played.clear()
     bench.memory_compare(argparse.Namespace(**{**vars(args), "on_first": True}))
     assert played[:2] == [("on", 1), ("off", 1)]
