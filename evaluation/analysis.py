@@ -9,6 +9,10 @@ Metrics that only exist for a whole set of rounds are handled as stated:
 * persona identifiability: leave-one-scenario-out nearest-centroid accuracy over all replies of a
   domain (its group's members as classes); ``all`` pools the domains; Wilson 95% interval over
   replies;
+* exemplar identifiability (``identifiability_exemplar``): the same replies attributed by a
+  nearest-centroid classifier fitted on the held-out persona exemplars
+  (``evaluation.exemplars``), which neither training nor any judge saw; per domain and pooled,
+  Wilson interval over replies, chance in ``identifiability_exemplar_chance``;
 * per-persona rows average that persona's replies (interval over replies).
 """
 
@@ -23,7 +27,7 @@ import numpy as np
 from training.judges.rubric import DIMENSIONS
 from training.scenarios import Scenario
 
-from evaluation import metrics as M
+from evaluation import exemplars as X, metrics as M
 from evaluation.judging import WeightedJudge, combine, scored_messages
 
 ROUND_METRICS = ("judge.mean", *(f"judge.{d}" for d in DIMENSIONS), "distinct_1", "distinct_2",
@@ -109,9 +113,12 @@ def _row(config: str, metric: str, stat: tuple, domain: str = "all", persona: st
 def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tuple[str, str], dict],
             scores: dict[tuple[str, str, int], dict], judges: list[WeightedJudge],
             embed: Callable[[list[str]], np.ndarray], comparison_summary: dict[tuple[str, ...], dict],
-            seed: int = 0) -> tuple[list[dict], dict[str, Any]]:
-    """Result rows for the database and report, plus per-unit values (for plots and examples)."""
+            seed: int = 0, exemplars: list[X.Exemplar] | None = None) -> tuple[list[dict], dict[str, Any]]:
+    """Result rows for the database and report, plus per-unit values (for plots and examples).
+
+    ``exemplars``: the held-out persona exemplars (default: ``assets/eval/persona_exemplars.jsonl``)."""
     rows: list[dict] = []
+    exemplars = X.load_exemplars() if exemplars is None else exemplars
     ci = lambda xs: M.mean_ci(xs, seed=seed)
     units: dict[tuple[str, str], dict[str, float | None]] = {}
     domains = list(dict.fromkeys(s.domain for s in scenarios))
@@ -136,7 +143,7 @@ def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tu
             stat = ci([M.to_100(x) for x in jm if x is not None])
             if stat[3]:
                 rows.append(_row(c, "judge.mean_100", stat, dom))
-        rows.extend(_group_rows(c, scenarios, records, scores, judges, embed, seed))
+        rows.extend(_group_rows(c, scenarios, records, scores, judges, embed, seed, exemplars))
     if BASELINE in config_names:
         rows.extend(paired_differences(units, config_names, [s.id for s in scenarios], metric_names, ci))
     for w in judges:  # a judge that gives every reply the same score cannot rank anything
@@ -156,8 +163,9 @@ def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tu
 
 def _group_rows(c: str, scenarios: list[Scenario], records: dict[tuple[str, str], dict],
                 scores: dict[tuple[str, str, int], dict], judges: list[WeightedJudge],
-                embed: Callable[[list[str]], np.ndarray], seed: int) -> list[dict]:
-    """Balance, identifiability and per-persona rows for one configuration."""
+                embed: Callable[[list[str]], np.ndarray], seed: int,
+                exemplars: list[X.Exemplar] | None = None) -> list[dict]:
+    """Balance, identifiability (both kinds) and per-persona rows for one configuration."""
     rows: list[dict] = []
     by_dom: dict[str, list[Scenario]] = defaultdict(list)
     for s in scenarios:
@@ -166,6 +174,8 @@ def _group_rows(c: str, scenarios: list[Scenario], records: dict[tuple[str, str]
     balances: dict[str, float] = {}
     boot: dict[str, np.ndarray] = {}
     all_hits = all_n = 0
+    ex_hits = ex_n = 0
+    ex_chance: list[tuple[float, int]] = []
     for dom, scs in by_dom.items():
         recs = [records[(c, s.id)] for s in scs]
         members = recs[0]["members"]
@@ -202,6 +212,21 @@ def _group_rows(c: str, scenarios: list[Scenario], records: dict[tuple[str, str]
                 rows.append(_row(c, "identifiability_chance", (ident["chance"], None, None, ident["n"]), dom))
                 for p, recall in ident["per_label"].items():
                     rows.append(_row(c, "identifiability", (recall, None, None, None), dom, p))
+        # the same replies against centroids of held-out exemplars (never a training signal)
+        cents = X.fit(embed, scs[0].group, members, exemplars or []) if len(members) > 1 and msgs else {}
+        if len(cents) > 1:
+            ident = M.identifiability_exemplar(embed([m["text"] for _, m in msgs]), [m["speaker"] for _, m in msgs],
+                                               cents)
+            if ident["accuracy"] is not None:
+                hits = round(ident["accuracy"] * ident["n"])
+                ex_hits += hits
+                ex_n += ident["n"]
+                ex_chance.append((ident["chance"], ident["n"]))
+                rows.append(_row(c, "identifiability_exemplar",
+                                 (ident["accuracy"], *wilson(hits, ident["n"]), ident["n"]), dom))
+                rows.append(_row(c, "identifiability_exemplar_chance", (ident["chance"], None, None, ident["n"]), dom))
+                for p, recall in ident["per_label"].items():
+                    rows.append(_row(c, "identifiability_exemplar", (recall, None, None, None), dom, p))
         # per persona judge scores
         per_p: dict[str, list[dict[str, float]]] = defaultdict(list)
         for s, r in zip(scs, recs):
@@ -220,4 +245,8 @@ def _group_rows(c: str, scenarios: list[Scenario], records: dict[tuple[str, str]
         rows.append(_row(c, "balance", (mean_b, float(lo), float(hi), sum(len(v) for v in by_dom.values()))))
     if all_n:
         rows.append(_row(c, "identifiability", (all_hits / all_n, *wilson(all_hits, all_n), all_n)))
+    if ex_n:
+        rows.append(_row(c, "identifiability_exemplar", (ex_hits / ex_n, *wilson(ex_hits, ex_n), ex_n)))
+        chance = sum(ch * n for ch, n in ex_chance) / ex_n   # replies-weighted, as the pooled accuracy
+        rows.append(_row(c, "identifiability_exemplar_chance", (chance, None, None, ex_n)))
     return rows

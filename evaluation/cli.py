@@ -5,6 +5,7 @@ Examples::
     mascot-eval --quick --out docs/eval          # ~15 min on a laptop CPU, bundled model
     mascot-eval --out eval-full                  # every held-out scenario, every configuration
     mascot-eval --out eval-full                  # again: resumes, generates only what is missing
+    mascot-eval --out e --judge learned --judge local   # the default judges + the bundled model (comparisons)
     mascot-eval --out e --judge heuristic --judge openai:http://127.0.0.1:8080/v1#qwen2.5-7b
     mascot-eval compare --out eval-full          # the runs stored in eval-full/results.db
 
@@ -43,9 +44,10 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None,
                    help="Scenarios per domain (default: all; 2 with --quick).")
     p.add_argument("--judge", dest="judges", action="append", metavar="SPEC",
-                   help="Judge spec (repeatable; several are averaged): combined (default: the bundled "
+                   help="Judge spec (repeatable; several are averaged). Default: learned (training's "
+                        "teacher) and audit (a learned judge no training used). Others: combined (the bundled "
                         "model + the heuristic judge), local, local:PATH.gguf, heuristic, openai:URL#MODEL, "
-                        "learned (training's teacher), audit (a learned judge no training used).")
+                        "learned:PATH.json. Position-debiased comparisons need an LLM judge (local or openai).")
     p.add_argument("--compare", choices=["none", "quick", "full"], default=None,
                    help="Position-debiased comparisons: quick (Director vs round-robin, and single vs "
                         "round-robin vs Director), full (the best Director configuration against every "
@@ -73,7 +75,7 @@ def compare_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="*", help="Run ids to show (default: every run).")
     p.add_argument("--metric", action="append", dest="metrics",
                    help="Metric to show (repeatable; default: judge.mean, redundancy, identifiability, "
-                        "role_confusion, seconds_per_round).")
+                        "identifiability_exemplar, role_confusion, seconds_per_round).")
     return p
 
 
@@ -86,7 +88,8 @@ def compare(argv: list[str]) -> int:
     path = a.db or a.out / "results.db"
     if not path.is_file():
         raise MascotError(f"{path}: no results database there; run mascot-eval --out first.")
-    metrics = a.metrics or ["judge.mean", "redundancy", "identifiability", "role_confusion", "seconds_per_round"]
+    metrics = a.metrics or ["judge.mean", "redundancy", "identifiability", "identifiability_exemplar",
+                            "role_confusion", "seconds_per_round"]
     db = ResultsDB(path)
     try:
         runs = [r for r in db.runs() if not a.runs or r["id"] in a.runs]
@@ -137,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         command = "mascot-eval " + " ".join(shlex.quote(x) for x in argv)
         opts = EvalOptions(out=a.out, quick=a.quick, configs=a.configs,
                            domains=a.domains or ["support", "workplace", "creative"], split=a.split,
-                           limit=a.limit, judges=a.judges or ["combined"], compare=a.compare, seed=a.seed,
-                           max_tokens=a.max_tokens, db=a.db, command=command, progress=not a.no_progress)
+                           limit=a.limit, compare=a.compare, seed=a.seed,
+                           max_tokens=a.max_tokens, db=a.db, command=command, progress=not a.no_progress,
+                           **({"judges": a.judges} if a.judges else {}))   # default: judging.DEFAULT_JUDGES
         result = run(opts)
     except MascotError as e:
         print(f"mascot-eval: {e}", file=sys.stderr)

@@ -1,9 +1,10 @@
 """Judge scores for every generated reply, through ``training.judges.rubric`` (the interface training uses).
 
-Several judges are averaged when available: each ``--judge`` spec is one judge of weight 1, and
-``combined`` (the default) expands to its parts (the bundled model as a ``local`` judge and the
-``heuristic`` judge, weighted as in ``training.judges.rubric.DEFAULT_WEIGHTS``) so the report can show
-each judge's own scores beside the weighted average. Scores are cached per (judge, scenario,
+Several judges are averaged when available: each ``--judge`` spec is one judge of weight 1. The
+default is ``learned`` (training's teacher) and ``audit`` (a learned judge fitted on a disjoint
+split, never a training reward), see ``DEFAULT_JUDGES``; the report shows each judge's own scores
+beside the average. ``combined`` expands to its parts (the bundled model as a ``local`` judge and
+the ``heuristic`` judge, weighted as in ``training.judges.rubric.DEFAULT_WEIGHTS``). Scores are cached per (judge, scenario,
 persona, reply, other replies of the round) in the results database.
 """
 
@@ -21,10 +22,13 @@ from training.judges.rubric import DEFAULT_WEIGHTS, DIMENSIONS
 from engine.personas import Persona, PersonaSet
 from training.scenarios import Scenario
 
-from training.judges.learned import make_judge as make_teacher
+from training.judges.learned import LearnedJudge, make_judge as make_teacher
 
 from evaluation.configs import EvalConfig
 from evaluation.db import ResultsDB, code_fingerprint, digest
+
+# mascot-eval's judges when none is given: the teacher and the judge no training used.
+DEFAULT_JUDGES = ("learned", "audit")
 
 
 @dataclass
@@ -62,6 +66,8 @@ def build_judges(specs: list[str], backend_for: Callable[[str | None], Any]) -> 
             judge = LocalJudge(path, runtime=backend_for(str(path)))
         elif spec == "heuristic":
             judge = _heuristic()
+        elif spec in ("learned", "audit") or spec.startswith("learned:"):
+            judge = make_teacher(spec, embedder=_heuristic())   # one MiniLM and text cache for the run
         else:
             judge = make_teacher(spec)   # learned (training's judge) or any training.judges.rubric spec
         for w in out:
@@ -92,6 +98,16 @@ def _heuristic() -> HeuristicJudge:
 
 def heuristic_of(judges: list[WeightedJudge]) -> HeuristicJudge | None:
     return next((w.judge for w in judges if isinstance(w.judge, HeuristicJudge)), None)
+
+
+def embedder_of(judges: list[WeightedJudge]) -> HeuristicJudge | None:
+    """A MiniLM loader the judges already hold (the heuristic judge's, which learned judges share)."""
+    for w in judges:
+        if isinstance(w.judge, HeuristicJudge):
+            return w.judge
+        if isinstance(w.judge, LearnedJudge):
+            return w.judge.embedder
+    return None
 
 
 def persona_for(config: EvalConfig, pset: PersonaSet, speaker: str) -> Persona:

@@ -6,6 +6,8 @@ Each function states what a user would notice when the number moves:
 * ``redundancy``        1.0 when the companions in one round say the same thing;
 * ``identifiability``   how often a reply alone tells you which companion wrote it (persona
                         collapse drives it to chance);
+* ``identifiability_exemplar`` the same, judged against centroids of held-out persona exemplars
+                        that no training step saw (``evaluation.exemplars``);
 * ``speaking_balance``  1.0 when every companion gets the same share of turns, 0 when one talks;
 * ``role_confused``     a reply that speaks as another companion or as the user;
 * ``director_validity`` share of Director decisions that parsed and named an allowed speaker.
@@ -107,6 +109,54 @@ def identifiability(vectors: np.ndarray, labels: Sequence[str],
         return {"accuracy": None, "chance": None, "n": n, "per_label": {}}
     return {"accuracy": sum(hits.values()) / n, "chance": 1.0 / len(scored), "n": n,
             "per_label": {c: hits[c] / seen[c] for c in scored}}
+
+
+def exemplar_scores(vectors: np.ndarray, labels: Sequence[str],
+                    centroids: dict[str, np.ndarray]) -> list[dict]:
+    """Per reply: the member whose exemplar centroid is the most similar (cosine) and whether that
+    is the reply's own speaker. ``margin`` is the similarity to the speaker's centroid minus the
+    best other one (negative when another member's voice is closer). A tie is a miss."""
+    classes = list(centroids)
+    if not classes or len(vectors) == 0:
+        return [{"label": lab, "predicted": None, "hit": False, "margin": 0.0} for lab in labels]
+    v = np.asarray(vectors, dtype=float)
+    v = v / np.where((n := np.linalg.norm(v, axis=1, keepdims=True)) == 0, 1.0, n)
+    c = np.stack([np.asarray(centroids[k], dtype=float) for k in classes])
+    c = c / np.where((m := np.linalg.norm(c, axis=1, keepdims=True)) == 0, 1.0, m)
+    sims = v @ c.T
+    out = []
+    for row, lab in zip(sims, labels):
+        k = classes.index(lab) if lab in classes else None
+        best = int(np.argmax(row))
+        if k is None:
+            out.append({"label": lab, "predicted": classes[best], "hit": False, "margin": 0.0})
+            continue
+        other = float(np.max(np.delete(row, k))) if len(classes) > 1 else -1.0
+        margin = float(row[k]) - other
+        out.append({"label": lab, "predicted": classes[best], "hit": margin > 1e-9, "margin": margin})
+    return out
+
+
+def identifiability_exemplar(vectors: np.ndarray, labels: Sequence[str],
+                             centroids: dict[str, np.ndarray]) -> dict:
+    """Persona identifiability against a classifier fitted elsewhere: the share of replies whose
+    nearest centroid (one per member, from held-out exemplars) is their own speaker's.
+
+    Replies by a speaker without a centroid are not scored. Returns ``{"accuracy", "chance",
+    "n", "per_label": {label: recall}}`` like ``identifiability``; ``chance`` is one over the
+    number of centroids, and the same replies attributed to every member score exactly that."""
+    keep = [i for i, lab in enumerate(labels) if lab in centroids]
+    if len(centroids) < 2 or not keep:
+        return {"accuracy": None, "chance": None, "n": len(keep), "per_label": {}}
+    rows = exemplar_scores(np.asarray(vectors)[keep], [labels[i] for i in keep], centroids)
+    hits: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for r in rows:
+        seen[r["label"]] += 1
+        hits[r["label"]] += int(r["hit"])
+    n = len(rows)
+    return {"accuracy": sum(hits.values()) / n, "chance": 1.0 / len(centroids), "n": n,
+            "per_label": {c: hits[c] / seen[c] for c in sorted(seen)}}
 
 
 def normalised_entropy(counts: Sequence[float]) -> float | None:

@@ -24,7 +24,7 @@ from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
 from evaluation import analysis, comparisons, report
 from evaluation.configs import ALL_CONFIGS, DEFAULT_CONFIGS, QUICK_CONFIGS, discover_trained, resolve
 from evaluation.db import ResultsDB
-from evaluation.judging import build_judges, count_calls, heuristic_of, score_all
+from evaluation.judging import DEFAULT_JUDGES, build_judges, count_calls, embedder_of, score_all
 from evaluation.runner import GenSettings, generate_all, model_identity
 
 VERSIONED = ("mascot", "llama_cpp_python", "numpy", "torch", "transformers", "sentence-transformers",
@@ -39,7 +39,7 @@ class EvalOptions:
     domains: list[str] = field(default_factory=lambda: list(DOMAINS))
     split: str = "heldout"
     limit: int | None = None                # scenarios per domain; None = all (quick: 2)
-    judges: list[str] = field(default_factory=lambda: ["combined"])
+    judges: list[str] = field(default_factory=lambda: list(DEFAULT_JUDGES))
     compare: str | None = None              # none | quick | full; None = quick/full by mode
     seed: int = 7
     max_tokens: int | None = None           # None = 48 (quick) / 64 (full)
@@ -159,7 +159,8 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         groups = [tuple(g) for g in triples + pairs]
         notes = []
         if groups and not llm_judges:
-            notes.append("Comparisons need an LLM judge (local or openai); none was given, so none ran.")
+            notes.append("Comparisons need an LLM judge (local or openai); none was given, so none ran "
+                         "(add `--judge local` or `--judge openai:URL#MODEL` for them).")
             groups = []
         bar = _bar(comparisons.count_calls(llm_judges, scenarios, groups), "compare", o.progress)
         comp_rows, compared = comparisons.run_comparisons(db, llm_judges, records, scenarios, groups, bar)
@@ -171,9 +172,9 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
                 f"{len(scores) * len(judges)} judge scores ({judged} new) in {t_judge:.0f} s",
                 f"{len(comp_rows)} comparisons ({compared} new) in {t_comp:.0f} s"]
 
-        heur = heuristic_of(judges)
+        heur = embedder_of(judges)
         if heur is not None:
-            embed = heur.embed   # the same MiniLM the heuristic judge already loaded
+            embed = heur.embed   # the same MiniLM the judges already loaded
         else:
             from evaluation.embed import Embedder
             embed = Embedder()

@@ -19,6 +19,7 @@ AUTO_METRICS = [
     ("distinct_2", "Distinct-2 (higher: more varied words)"),
     ("redundancy", "Redundancy (lower: companions say different things)"),
     ("identifiability", "Persona identifiability (higher: you can tell who spoke)"),
+    ("identifiability_exemplar", "Identifiability, held-out exemplars (independent)"),
     ("balance", "Speaking balance (1 = even turns)"),
     ("role_confusion", "Role confusion rate (lower is better)"),
     ("director_validity", "Director validity"),
@@ -82,7 +83,7 @@ def judge_dimensions(path: Path, configs: list[str], look: Lookup, labels: dict[
 def automatic(path: Path, configs: list[str], look: Lookup, labels: dict[str, str]) -> None:
     plt = _plt()
     cols = colours(configs)
-    fig, axes = plt.subplots(2, 4, figsize=(14, 6))
+    fig, axes = plt.subplots(3, 3, figsize=(13, 9))
     for ax, (metric, title) in zip(axes.flat, AUTO_METRICS):
         vals = [_err(look(c, metric)) for c in configs]
         x = np.arange(len(configs))
@@ -96,8 +97,8 @@ def automatic(path: Path, configs: list[str], look: Lookup, labels: dict[str, st
             if np.isnan(v[0]):
                 ax.text(xi, 0.5, "n/a", ha="center", va="center", fontsize=7, color="#666",
                         transform=ax.get_xaxis_transform())
-        if metric == "identifiability":
-            chance = [look(c, "identifiability_chance", domain=d) for c in configs
+        if metric in ("identifiability", "identifiability_exemplar"):
+            chance = [look(c, f"{metric}_chance", domain=d) for c in configs
                       for d in ("support", "workplace", "creative")]
             chance = [r["value"] for r in chance if r]
             if chance:

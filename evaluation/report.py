@@ -25,6 +25,7 @@ HEADLINE = [
     ("distinct_2", "Distinct-2", False, "{:.2f}"),
     ("redundancy", "Redundancy ↓", True, "{:.2f}"),
     ("identifiability", "Identifiability", False, "{:.2f}"),
+    ("identifiability_exemplar", "Identifiability (exemplars)", False, "{:.2f}"),
     ("balance", "Balance", False, "{:.2f}"),
     ("role_confusion", "Role confusion ↓", True, "{:.2f}"),
     ("director_validity", "Director valid", False, "{:.2f}"),
@@ -36,6 +37,7 @@ AUTO = [
     ("distinct_2", "Distinct-2", "{:.3f}"),
     ("redundancy", "Redundancy ↓", "{:.3f}"),
     ("identifiability", "Identifiability", "{:.2f}"),
+    ("identifiability_exemplar", "Identifiability (held-out exemplars)", "{:.2f}"),
     ("balance", "Speaking balance", "{:.2f}"),
     ("role_confusion", "Role confusion ↓", "{:.2f}"),
     ("prompt_echo", "Prompt echo ↓", "{:.2f}"),
@@ -161,6 +163,13 @@ TRAINING_REWARD_METRICS = {"redundancy": "MiniLM cosine between replies (the Dir
                            "role confusion": "a penalty in persona RLAIF"}
 
 
+# Report metrics that no training step and no judge ever used, by construction (not only with
+# the current defaults): their inputs are files training does not read.
+INDEPENDENT_METRICS = {"identifiability_exemplar": "persona identifiability against a classifier fitted on "
+                                                   "held-out persona exemplars (assets/eval/persona_exemplars.jsonl), "
+                                                   "which neither training nor the learned judges read"}
+
+
 def reward_provenance(judge_names: list[str]) -> str:
     """One paragraph that marks which judges and metrics were training rewards and which never were."""
     trained = [f"judge `{j}` ({TRAINING_REWARD_JUDGES[j]})" for j in judge_names if j in TRAINING_REWARD_JUDGES]
@@ -171,7 +180,9 @@ def reward_provenance(judge_names: list[str]) -> str:
     text += ("**Not a training reward with the current defaults** (models trained before the learned "
              "teacher used the heuristic judge instead): " + (", ".join(independent) + " (judges), " if independent else "")
              + "identifiability, prompt echo and distinct-n. "
-             "The `audit` judge (`--judge audit`) is fitted on a disjoint split with no corruptions (docs/judge.md).")
+             "The `audit` judge (`--judge audit`) is fitted on a disjoint split with no corruptions (docs/judge.md). ")
+    text += ("**Independent of training by construction:** "
+             + "; ".join(f"`{m}` ({why})" for m, why in INDEPENDENT_METRICS.items()) + ".")
     return text
 
 
@@ -267,6 +278,10 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
         "centroids built from the other scenarios' replies (leave-one-scenario-out, so a shared topic "
         "in one round does not count), within each group; Wilson 95% interval over replies. Chance is "
         "0.25 for four members; near or below chance = persona collapse.",
+        "Identifiability (held-out exemplars): the share of replies whose embedding is nearest to their own "
+        "speaker's centroid, the centroids built from 16 held-out lines per persona that no training step "
+        "or judge saw (assets/eval/persona_exemplars.jsonl; docs/eval.md validates the classifier). "
+        "Independent of training; chance 0.25 for four members; Wilson 95% interval over replies.",
         "Speaking balance: normalised entropy of turns per member over a domain's rounds (1 = even); "
         "interval bootstraps scenarios.",
         "Role confusion: share of replies in which a companion wrote as another member or as the user "
@@ -296,21 +311,24 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
     d.h(2, "By domain")
     d.img("figures/by_domain.png", "per-domain results")
     header = ["Configuration"] + [f"{dom}: judge" for dom in domains] + [f"{dom}: redundancy ↓" for dom in domains] \
-        + [f"{dom}: identifiability" for dom in domains]
+        + [f"{dom}: identifiability" for dom in domains] + [f"{dom}: identifiability (exemplars)" for dom in domains]
     d.table(header, [[labels.get(c, c)] + [rows.fmt(c, "judge.mean", domain=dom) for dom in domains]
                      + [rows.fmt(c, "redundancy", domain=dom) for dom in domains]
-                     + [rows.fmt(c, "identifiability", domain=dom) for dom in domains] for c in configs])
+                     + [rows.fmt(c, "identifiability", domain=dom) for dom in domains]
+                     + [rows.fmt(c, "identifiability_exemplar", domain=dom) for dom in domains] for c in configs])
 
     if multi:
         d.h(2, "By persona")
         d.img("figures/by_persona.png", "per-persona judge scores")
         d.p("Judge mean over each companion's replies (interval over replies), how often the embedding "
-            "classifier recognised it (recall), and its share of the turns.")
+            "classifier recognised it (recall; leave-one-scenario-out / held-out exemplars), and its share "
+            "of the turns.")
         prow = []
         for dom, names in personas.items():
             for n in names:
                 prow.append([dom, n] + [f"{rows.fmt(c, 'judge.mean', domain=dom, persona=n, ci=False)} · "
-                                        f"{rows.fmt(c, 'identifiability', domain=dom, persona=n, ci=False)} · "
+                                        f"{rows.fmt(c, 'identifiability', domain=dom, persona=n, ci=False)} / "
+                                        f"{rows.fmt(c, 'identifiability_exemplar', domain=dom, persona=n, ci=False)} · "
                                         f"{rows.fmt(c, 'share', domain=dom, persona=n, ci=False)}" for c in multi])
         d.table(["Domain", "Persona"] + [f"{labels.get(c, c)} (judge · recall · share)" for c in multi], prow)
 

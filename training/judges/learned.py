@@ -295,17 +295,18 @@ class LearnedJudge:
         return Scores(values, self.name, json.dumps(dict(zip(FEATURES, (round(x, 3) for x in feats)))))
 
 
-def make_judge(spec: str | None = None) -> Any:
+def make_judge(spec: str | None = None, *, embedder: Any = None) -> Any:
     """A judge from a spec: ``learned`` (the default teacher), ``learned:PATH.json``, ``audit``
     (never a training reward; for evaluation) or any ``training.judges.rubric.make_judge`` spec
-    (``heuristic``, ``local``, ``openai:URL#MODEL``, ...)."""
+    (``heuristic``, ``local``, ``openai:URL#MODEL``, ...). ``embedder`` (a ``HeuristicJudge``)
+    lets several learned judges share one loaded MiniLM and its text cache."""
     spec = (spec or DEFAULT_TEACHER).strip()
     if spec == "learned":
-        return LearnedJudge()
+        return LearnedJudge(embedder=embedder)
     if spec == "audit":
-        return LearnedJudge(audit_path())
+        return LearnedJudge(audit_path(), embedder=embedder)
     if spec.startswith("learned:"):
-        return LearnedJudge(Path(spec[len("learned:"):]).expanduser())
+        return LearnedJudge(Path(spec[len("learned:"):]).expanduser(), embedder=embedder)
     from training.judges.rubric import make_judge as engine_make_judge
     return engine_make_judge(spec)
 
