@@ -89,6 +89,8 @@ def validate(embed: Callable[[list[str]], np.ndarray], exemplars: Sequence[Exemp
     ``loso``: leave-one-situation-out (the held-out line's situation is dropped from every
     centroid, so a topic the four members share does not count); ``loo``: leave-one-line-out
     (the other members' lines on the same situation stay in, which pulls towards topic).
+    ``card_lines_on_exemplars``: how often centroids of the cards' own example lines name the
+    exemplar's persona (the exemplars should speak in the voices the cards define).
     ``drift``: over the preference pairs with flaw ``persona-drift`` for the group's members,
     how often the intended persona is predicted for the chosen and for the rejected reply, and
     how often the chosen reply's margin (own centroid minus the best other) is the larger."""
@@ -106,6 +108,13 @@ def validate(embed: Callable[[list[str]], np.ndarray], exemplars: Sequence[Exemp
         cents = centroids(vecs, labels)
         res = {"exemplars": len(rows), "members": sorted(cents), "chance": 1.0 / len(cents),
                "loso": loso["accuracy"], "loso_per_persona": loso["per_label"], "loo": loo["accuracy"]}
+        # cross-check that the exemplars speak in the voices the cards define: centroids of each
+        # card's three example lines (what the learned judge compares with) name the exemplar's persona
+        from engine.personas import load_set
+        members = load_set(group).members
+        card = centroids(embed([x for m in members for x in m.example_lines]),
+                         [m.name for m in members for _ in m.example_lines])
+        res["card_lines_on_exemplars"] = M.identifiability_exemplar(vecs, labels, card)["accuracy"]
         for flaw in ("persona-drift", "as-member", "copy", "generic"):
             sel = [p for p in pairs if p.kind == flaw and p.persona in cents]
             if not sel:
@@ -129,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     for group, r in res.items():
         print(f"{group}: {r['exemplars']} exemplars, chance {r['chance']:.2f}; leave-one-situation-out "
               f"{r['loso']:.3f} ({', '.join(f'{k} {v:.2f}' for k, v in r['loso_per_persona'].items())}); "
-              f"leave-one-line-out {r['loo']:.3f}")
+              f"leave-one-line-out {r['loo']:.3f}; card-line centroids on the exemplars "
+              f"{r['card_lines_on_exemplars']:.3f}")
         for flaw in ("persona-drift", "as-member", "copy", "generic"):
             if flaw in r:
                 d = r[flaw]
