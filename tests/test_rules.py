@@ -305,6 +305,8 @@ STREAM_CASES = [
     "Brief is fine. Really, that was brave of you.",
     "I hear you. (Theo nods slowly and looks at Sam) Take your time.",
     "(Theo, add a point nobody has made yet)\nIt is okay to rest. (smiles) Really.",
+    "That sounds heavy.\n- Sam: \"I'm not sure I understand.\"",
+    "Rest counts too.\nSam (Rex): \"Your dog is Rex.\"",
 ]
 
 
@@ -514,6 +516,11 @@ def test_a_companion_does_not_post_its_own_name_as_an_opening():
         ('"That stays with me."', True)
     # ... nor the turn note's own words ("Reply now as Mia, briefly and in character.")
     assert clean_reply("Theo, briefly and in character.", "Theo", ["Mia"], "User")[0] == ""
+    assert clean_reply("Reply to Ruth, briefly and in character.", "Theo", ["Ruth"], "User")[0] == ""
+    # lines written as the user in the notes' list style, or with an aside (seen in the memory bench)
+    assert clean_reply('- User: "I\'m not sure I understand."', "Mia", ["Theo"], "User") == ("", True)
+    assert clean_reply('I hear you.\nUser (Rex): "Your dog is Rex."', "Mia", ["Theo"], "User") == ("I hear you.", True)
+    assert clean_reply("Great idea - Theo: no rush.", "Mia", ["Theo"], "User")[0] == "Great idea - Theo: no rush."
     assert clean_reply("I hear you. Reply now as Theo, briefly and in character.", "Theo", ["Mia"],
                        "User")[0] == "I hear you."
     assert clean_reply("I can be brief, in character or not.", "Theo", ["Mia"], "User")[0] == \

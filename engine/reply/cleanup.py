@@ -22,11 +22,12 @@ PARAGRAPH_END = re.compile(r"(?<=\S)[ \t]*\n[ \t]*\n")
 _ECHO_LEAD = 80  # an echo ("(Mia's response)", "(Mia responds to the request for a reply)") names itself within this
 _LEAD_ECHO = re.compile(r"\s*\(([^()\n]{0,%d})" % (_ECHO_LEAD + 90))
 _ECHO_WORD = re.compile(r"[^()\n]{0,%d}(?:response|reply|note|turn)" % _ECHO_LEAD, re.IGNORECASE)
-_LEAD_LABEL = re.compile(r"\s*\**[A-Za-z]{0,21}\**\s*:?")
+_LEAD_LABEL = re.compile(r"\s*(?:[-*•>]\s*)?\**[A-Za-z]{0,21}\**(?:\s*\([^()\n]{0,30}\)?)?\s*:?")
 _LEAD_NAMES = re.compile(r"\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|a|an|and)\s*(?:[A-Z][a-z]{0,20})?)+\s*:?")
-_TAIL_LABEL = re.compile(r"\**(?:[A-Z][A-Za-z]{0,20}(?: (?:[A-Z0-9][A-Za-z0-9]{0,20})?)?)?\**\s*:?")
+_TAIL_LABEL = re.compile(r"(?:[-*•>]\s*)?\**(?:[A-Z][A-Za-z]{0,20}(?: (?:[A-Z0-9][A-Za-z0-9]{0,20})?)?)?\**"
+                         r"(?:\s*\([^()\n]{0,30}\)?)?\s*:?")
 _BOUNDARY = re.compile(r"\n\s*|(?<=[.!?…])\s+")
-_NOTE_ECHO = re.compile(r"(?:^|(?<=[.!?…])\s+)\s*(?:reply now as [^,.\n]{1,30},\s*)?%s\s*[.!]?" % NOTE_TAIL,
+_NOTE_ECHO = re.compile(r"(?:^|(?<=[.!?…])\s+)\s*(?:reply (?:now as|to) [^,.\n]{1,30},\s*)?%s\s*[.!]?" % NOTE_TAIL,
                         re.IGNORECASE)
 
 
@@ -90,7 +91,9 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     # The turn note's own words, "(Reply now as Mia,) briefly and in character.", as a sentence
     text = _NOTE_ECHO.sub("", text)
     if names:
-        m = re.search(rf"(?:^|\n|(?<=[.!?…])\s+)\**(?:{alt})\**\s*:", text, flags=re.IGNORECASE)
+        # also as a list item ("- User: ...", the notes' own bullet) or with an aside ("User (Rex): ...")
+        m = re.search(rf"(?:^|\n|(?<=[.!?…])\s+)(?:[-*•>]\s*)?\**(?:{alt})\**(?:\s*\([^()\n]{{0,30}}\))?\s*:",
+                      text, flags=re.IGNORECASE)
         if m:
             text = text[: m.start()]
             confused = True
