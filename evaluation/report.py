@@ -186,6 +186,20 @@ def reward_provenance(judge_names: list[str]) -> str:
     return text
 
 
+def _exemplar_chance(rows: "Rows", configs: list[str]) -> str:
+    """The chance level of ``identifiability_exemplar`` per domain in this run (1 / members)."""
+    found: dict[str, float] = {}
+    for c in configs:
+        for dom in ("all", "support", "workplace", "creative"):
+            r = rows.get(c, "identifiability_exemplar_chance", domain=dom)
+            if r and r["value"] is not None:
+                found.setdefault(dom, r["value"])
+    if not found:
+        return "1 / the group's size (0.25 for four members)"
+    parts = [f"{dom} {v:.2f}" for dom, v in found.items() if dom != "all"]
+    return f"{found.get('all', 0.0):.2f} pooled" + (f" ({', '.join(parts)})" if parts else "")
+
+
 def headline_table(rows: Rows, configs: list[str], labels: dict[str, str], ci: bool = False) -> tuple[list[str], list[list[str]]]:
     header = ["Configuration"] + [h for _, h, _, _ in HEADLINE]
     body = [[labels.get(c, c)] + [rows.fmt(c, m, f, ci=ci) for m, _, _, f in HEADLINE] for c in configs]
@@ -281,7 +295,8 @@ def write(out: Path, *, meta: dict[str, Any], rows_list: list[dict], configs: li
         "Identifiability (held-out exemplars): the share of replies whose embedding is nearest to their own "
         "speaker's centroid, the centroids built from 16 held-out lines per persona that no training step "
         "or judge saw (assets/eval/persona_exemplars.jsonl; docs/eval.md validates the classifier). "
-        "Independent of training; chance 0.25 for four members; Wilson 95% interval over replies.",
+        "Independent of training; Wilson 95% interval over replies; chance " + _exemplar_chance(rows, configs)
+        + "; near or below chance = the companions do not sound like their personas.",
         "Speaking balance: normalised entropy of turns per member over a domain's rounds (1 = even); "
         "interval bootstraps scenarios.",
         "Role confusion: share of replies in which a companion wrote as another member or as the user "

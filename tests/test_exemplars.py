@@ -160,6 +160,11 @@ def test_report_marks_exemplar_identifiability_as_independent_of_training():
     assert "Independent of training by construction" in independent
     assert any(m == "identifiability_exemplar" for m, *_ in HEADLINE)
     assert any(m == "identifiability_exemplar" for m, *_ in AUTO)
+    # the report states the chance level the run's rows carry
+    from evaluation.report import Rows, _exemplar_chance
+    rows = Rows([{"config": "all", "metric": "identifiability_exemplar_chance", "domain": d, "persona": "",
+                  "value": v} for d, v in (("all", 0.3), ("support", 0.25), ("creative", 1 / 3))])
+    assert _exemplar_chance(rows, ["single", "all"]) == "0.30 pooled (support 0.25, creative 0.33)"
 
 
 def test_mascot_eval_defaults_to_the_teacher_and_the_independent_judge(tmp_path, monkeypatch):
