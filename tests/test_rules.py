@@ -521,6 +521,12 @@ def test_a_companion_does_not_post_its_own_name_as_an_opening():
     assert clean_reply('- User: "I\'m not sure I understand."', "Mia", ["Theo"], "User") == ("", True)
     assert clean_reply('I hear you.\nUser (Rex): "Your dog is Rex."', "Mia", ["Theo"], "User") == ("I hear you.", True)
     assert clean_reply("Great idea - Theo: no rush.", "Mia", ["Theo"], "User")[0] == "Great idea - Theo: no rush."
+    assert clean_reply("Mia, (Note to Theo): how are you doing?", "Mia", ["Theo"], "User")[0] == "how are you doing?"
+    assert clean_reply("Theo, briefly and in character.\nYou did well.", "Mia", ["Theo"], "User")[0] == "You did well."
+    assert clean_reply('You did well.\n- Later, User said: "I am afraid."', "Mia", ["Theo"], "User") == \
+        ("You did well.", True)
+    assert clean_reply("I said what I said: you did well.", "Mia", ["Theo"], "User")[0] == \
+        "I said what I said: you did well."
     assert clean_reply("I hear you. Reply now as Theo, briefly and in character.", "Theo", ["Mia"],
                        "User")[0] == "I hear you."
     assert clean_reply("I can be brief, in character or not.", "Theo", ["Mia"], "User")[0] == \

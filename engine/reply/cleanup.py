@@ -27,7 +27,7 @@ _LEAD_NAMES = re.compile(r"\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|a|an|and)\s*(?:[A-Z][
 _TAIL_LABEL = re.compile(r"(?:[-*•>]\s*)?\**(?:[A-Z][A-Za-z]{0,20}(?: (?:[A-Z0-9][A-Za-z0-9]{0,20})?)?)?\**"
                          r"(?:\s*\([^()\n]{0,30}\)?)?\s*:?")
 _BOUNDARY = re.compile(r"\n\s*|(?<=[.!?…])\s+")
-_NOTE_ECHO = re.compile(r"(?:^|(?<=[.!?…])\s+)\s*(?:reply (?:now as|to) [^,.\n]{1,30},\s*)?%s\s*[.!]?" % NOTE_TAIL,
+_NOTE_ECHO = re.compile(r"(?:^|(?<=[.!?…])\s+)\s*(?:(?:reply (?:now as|to) )?[^,.\n]{1,30},\s*)?%s\s*[.!]?" % NOTE_TAIL,
                         re.IGNORECASE)
 
 
@@ -69,8 +69,9 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     text = re.sub(rf"^\s*\**{re.escape(speaker)}\**\s*:\s*", "", text, flags=re.IGNORECASE)
     # An echo of the prompt's own framing: "(Mia's response)", "(Director's note ...)", or the
     # turn note itself, "(Mia, ask User one gentle question.)".
-    text = re.sub(r"^\s*\([^()\n]{0,%d}(?:response|reply|note|turn)[^()\n]{0,80}\)\s*" % _ECHO_LEAD, "", text,
-                  flags=re.IGNORECASE)
+    # (also after the speaker's own name as an address: "Mia, (Note to Theo): ...")
+    text = re.sub(r"^\s*(?:%s\s*,\s*)?\([^()\n]{0,%d}(?:response|reply|note|turn)[^()\n]{0,80}\)\s*:?\s*"
+                  % (re.escape(speaker), _ECHO_LEAD), "", text, flags=re.IGNORECASE)
     text = re.sub(rf"^\s*\(\s*{re.escape(speaker)}\s*,[^()\n]{{0,{_ECHO_LEAD}}}\)\s*", "", text, flags=re.IGNORECASE)
     names = [n for n in others + [user_name, "User", "Director", "Assistant"] if n and n.lower() != speaker.lower()]
     alt = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
@@ -91,6 +92,10 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     # The turn note's own words, "(Reply now as Mia,) briefly and in character.", as a sentence
     text = _NOTE_ECHO.sub("", text)
     if names:
+        # a line in the style of the memory notes, "- Later, User said: ...": someone else's words
+        m = re.search(rf"(?:^|\n)\s*[-*•]\s*[^\n]{{0,24}}\b(?:{alt})\s+(?:said|says|told)\b", text, flags=re.IGNORECASE)
+        if m:
+            text, confused = text[: m.start()], True
         # also as a list item ("- User: ...", the notes' own bullet) or with an aside ("User (Rex): ...")
         m = re.search(rf"(?:^|\n|(?<=[.!?…])\s+)(?:[-*•>]\s*)?\**(?:{alt})\**(?:\s*\([^()\n]{{0,30}}\))?\s*:",
                       text, flags=re.IGNORECASE)
