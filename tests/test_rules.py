@@ -522,6 +522,8 @@ def test_a_companion_does_not_post_its_own_name_as_an_opening():
     assert clean_reply('I hear you.\nUser (Rex): "Your dog is Rex."', "Mia", ["Theo"], "User") == ("I hear you.", True)
     assert clean_reply("Great idea - Theo: no rush.", "Mia", ["Theo"], "User")[0] == "Great idea - Theo: no rush."
     assert clean_reply("Mia, (Note to Theo): how are you doing?", "Mia", ["Theo"], "User")[0] == "how are you doing?"
+    assert clean_reply("**Mia**\n(Note to Theo): how are you doing?", "Mia", ["Theo"], "User")[0] == "how are you doing?"
+    assert clean_reply("Me: (Note to Theo): how are you doing?", "Mia", ["Theo"], "User")[0] == "how are you doing?"
     assert clean_reply("Theo, briefly and in character.\nYou did well.", "Mia", ["Theo"], "User")[0] == "You did well."
     assert clean_reply('You did well.\n- Later, User said: "I am afraid."', "Mia", ["Theo"], "User") == \
         ("You did well.", True)

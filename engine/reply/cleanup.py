@@ -62,11 +62,20 @@ _SPECIAL = re.compile(r"<\|[^|>]{1,30}\|>|</?s>|\[/?INST\]")
 
 
 def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> tuple[str, bool]:
-    """Cut anything the model wrote as someone else. Returns (text, had_role_confusion)."""
+    """Cut anything the model wrote as someone else. Returns (text, had_role_confusion).
+    Twice when the first pass changed the text: one cut can uncover another ("Me: (Note to Theo): ...")."""
+    once, confused = _clean_once(text, speaker, others, user_name)
+    if once == text.strip():
+        return once, confused
+    twice, again = _clean_once(once, speaker, others, user_name)
+    return twice, confused or again
+
+
+def _clean_once(text: str, speaker: str, others: list[str], user_name: str) -> tuple[str, bool]:
     text = _SPECIAL.sub("", text).replace("\r", "")
     # Drop a leading "Speaker:" the model may write for itself (also **Speaker:**), or a label
     # it invents ("Drama: ..."); a leading label naming another member is role confusion (below).
-    text = re.sub(rf"^\s*\**{re.escape(speaker)}\**\s*:\s*", "", text, flags=re.IGNORECASE)
+    text = re.sub(rf"^\s*\**{re.escape(speaker)}\**[ \t]*(?::\s*|\n\s*)", "", text, flags=re.IGNORECASE)
     # An echo of the prompt's own framing: "(Mia's response)", "(Director's note ...)", or the
     # turn note itself, "(Mia, ask User one gentle question.)".
     # (also after the speaker's own name as an address: "Mia, (Note to Theo): ...")
