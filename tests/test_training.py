@@ -244,3 +244,36 @@ def test_tiny_pipeline_resumes_without_redoing_work(tiny_run):
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (out / "export" / "Mia" / "manifest.json").stat().st_mtime_ns == before
+
+
+@pytest.mark.slow
+def test_sft_only_ablation_trains_the_warm_start_alone_and_exports(tiny_run, tmp_path):
+    """The SFT-only ablation (issue 23: RL's own effect) on the tiny run's samples and preferences:
+    a persona adapter from the warm start alone, no RL history, that the export stage turns into a
+    GGUF llama.cpp runs."""
+    import shutil
+    out, _home, _summary, _cmd, env = tiny_run
+    abl = tmp_path / "sft-only"
+    for stage in ("base", "samples", "prefs", "reward"):
+        shutil.copytree(out / stage, abl / stage)
+    proc = subprocess.run([sys.executable, "-m", "training.cli", "policy", "--tiny", "--out", str(abl),
+                           "--sft-warmstart", "--sft-only", "--threads", "1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((abl / "policy" / "Mia" / "metrics.json").read_text())
+    assert metrics["algorithm"] == "sft-only" and metrics["sft"]["examples"] > 0 and "history" not in metrics
+    assert (abl / "policy" / "Mia" / "adapter" / "adapter_config.json").is_file()
+    proc = subprocess.run([sys.executable, "-m", "training.cli", "export", "--tiny", "--out", str(abl),
+                           "--no-register", "--threads", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert list((abl / "export" / "Mia").glob("*-f16.gguf"))
+
+
+def test_sft_only_without_the_warm_start_is_one_line(tmp_path, capsys):
+    from training.cli import main
+    pytest.importorskip("trl")
+    code = main(["policy", "--out", str(tmp_path), "--sft-only"])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and "Traceback" not in err and "--sft-warmstart" in err
+    assert len(err.splitlines()) == 1, err

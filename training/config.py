@@ -114,6 +114,8 @@ class PolicyConfig:
                                      "max_completion_length used (0 = off).")
     sft_warmstart: bool = opt(False, "First fine-tune on the judge's best replies (SFT warm start).")
     sft_epochs: float = opt(1.0, "SFT warm start epochs.")
+    sft_only: bool = opt(False, "Stop after the SFT warm start, with no RL: the ablation that shows what RL "
+                                "itself adds (needs --sft-warmstart; use its own --out).")
     lora: LoraSettings = field(default_factory=LoraSettings)
 
 

@@ -51,6 +51,9 @@ def _sft_rows(out: Path, persona: str, contexts: dict[str, Any]) -> list[dict[st
 
 def run(cfg: PolicyConfig, out: Path, seed: int = 0) -> Path:
     from training.reward_model import reward_dir
+    if cfg.sft_only and not cfg.sft_warmstart:
+        from training.common import TrainError
+        raise TrainError("--sft-only keeps the SFT warm start alone; add --sft-warmstart.")
     need(reward_dir(out), "reward")
     for persona in trained_personas(out):
         run_persona(cfg, out, persona, seed)
@@ -103,6 +106,18 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
             res = sft.train()
             model = sft.model
             metrics["sft"] = {"examples": len(rows), "loss": round(float(res.training_loss), 4)}
+        if cfg.sft_only:  # the ablation: the warm-started adapter, no reward model, no RL
+            if not rows:
+                raise TrainError(f"--sft-only: no replies of {persona} good enough to fine-tune on; "
+                                 "sample more (--k, --max-contexts).")
+            metrics["algorithm"] = "sft-only"
+            model.save_pretrained(str(folder / "adapter"))
+            tok.save_pretrained(str(folder / "adapter"))
+            write_json(folder / "metrics.json", metrics)
+            save_config(folder, cfg, {"persona": persona,
+                                      "data_sha256": sha256_files([Path(out) / "prefs" / "train.jsonl"])})
+            mark_done(folder, metrics)
+            return folder
 
     scorer = RewardScorer.load(reward_dir(out) / "model", max_length=int(rcfg["max_length"]))
     fns, weights = make_rewards({"reward_model": 1.0, "role_confusion": 1.0, "length": cfg.length_penalty},
