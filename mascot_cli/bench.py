@@ -149,11 +149,14 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
             read_ahead[name] = read_ahead.get(name, 0) + n
         t0 = time.perf_counter()
         director_s = 0.0
+        decisions: list[dict[str, Any]] = []  # the Director's choices this round (speaker, directive, time)
         book_s = 0.0  # the bench's own accounting inside the round: not round time
         note_s[0] = 0.0
         for ev in chat.send(USER_LINES[r % len(USER_LINES)]):
             if ev.type == "director":
                 director_s += ev.data["seconds"]
+                decisions.append({"speaker": ev.data["speaker"], "directive": ev.data["directive"],
+                                  "seconds": ev.data["seconds"]})
             elif ev.type == "message" and not ev.data.get("safety"):
                 t_book = time.perf_counter()
                 counting[0] = False
@@ -192,7 +195,7 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
             for t in here:
                 t["raw_decode_tps_same_round"] = raw_tps
         rounds_out.append({"round": r + 1, "seconds": round_s, "director_s": director_s,
-                           "read_ahead_s": warm_s, "note_s": note_s[0]})
+                           "read_ahead_s": warm_s, "note_s": note_s[0], "director": decisions})
         yield r + 1
     if probe is not None:
         probe.close()
