@@ -632,3 +632,33 @@ def test_a_reply_that_repeats_part_of_a_longer_recent_one_is_never_shown():
     assert [m.data["text"] for m in events_of(ev, "message")] == [mia, new]
     assert "".join(e.data["text"] for e in events_of(ev, "token") if e.data["speaker"] == "Theo") == new
     assert said == {"Mia": [], "Theo": []}
+
+
+@pytest.mark.parametrize("tps, mode", [(5.0, "menu"), (40.0, "free")])
+def test_an_auto_director_that_writes_slowly_picks_directives_from_the_menu(tps, mode):
+    """A 1B+ model writes its directives, unless it decodes so slowly (a 3B model on two CPU
+    cores: ~6 tokens/s) that a written directive keeps the next companion waiting seconds: then
+    the Director picks from the menu from the next decision on (docs/performance.md)."""
+    from engine.llm.backend import Generation
+
+    class Timed(FakeBackend):
+        def generate(self, req, cancel=None):
+            gen = super().generate(req, cancel)
+            text = gen.text()
+            gen.stats.decode_tps = tps
+            return Generation(iter([text]), gen.stats)
+
+    mia = make_group().members[0].name
+    fake = Timed(lambda req: req.choices[0] if req.choices else
+                 json.dumps({"speaker": mia, "directive": "Ask how the day went"}))
+    fake.parameters = 3_000_000_000
+    director = Director(fake)
+    assert director.directive_mode == "free"
+    state = RoundState(members=make_group().members, user_name="U", user_text="hi", max_speakers=2)
+    first = director.next(state, [])
+    assert first.speaker == mia and first.directive == "Ask how the day went"
+    assert director.directive_mode == mode
+    fake.requests.clear()
+    director.next(state, [])
+    assert bool(fake.requests[-1].choices) == (mode == "menu")   # the menu is a constrained choice
+    assert Director(fake, directive_mode="free").directive_mode == "free"  # a trained Director's mode stays

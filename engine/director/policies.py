@@ -51,6 +51,9 @@ DIRECTIVE_MAX_CHARS = 90
 # Below this size a model cannot write useful free-text directives, so it picks from a menu
 # (each persona's goals plus generic group moves); docs/director.md, "Simplifications".
 SMALL_MODEL_PARAMS = 1_000_000_000
+# "auto" also turns to the menu when the model writes slower than this (tokens/s): a written
+# directive (~25 tokens) would then keep the next companion waiting 2 s or more (docs/performance.md, 3B)
+FREE_TEXT_MIN_TPS = 12.0
 GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody has made yet",
                       "Ask {user} one gentle question", "Build on the previous reply without repeating it")
 # The menu's last option: no directive, a free turn ("It is Mia's turn."); it often scores higher
@@ -292,7 +295,8 @@ class Director(Policy):
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        self.directive_mode = directive_mode_for(backend.parameters) if directive_mode == "auto" else directive_mode
+        self.auto_mode = directive_mode == "auto"
+        self.directive_mode = directive_mode_for(backend.parameters) if self.auto_mode else directive_mode
 
     @staticmethod
     def menu(persona: "Persona", user_name: str) -> list[str]:
@@ -444,6 +448,8 @@ class Director(Policy):
         gen = self.backend.generate(req)
         raw = gen.text()
         seconds = time.perf_counter() - t0
+        if self.auto_mode and not menu and 0 < gen.stats.decode_tps < FREE_TEXT_MIN_TPS:
+            self.directive_mode = "menu"  # too slow to write directives: pick them from now on
         try:
             data = json.loads(raw)
             speaker = data["speaker"]
