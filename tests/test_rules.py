@@ -645,7 +645,9 @@ def test_an_auto_director_that_writes_slowly_picks_directives_from_the_menu(tps,
         def generate(self, req, cancel=None):
             gen = super().generate(req, cancel)
             text = gen.text()
-            gen.stats.decode_tps = tps
+            # as the llama.cpp runtime reports a generation: 31 tokens, the first after 0.5 s
+            gen.stats.completion_tokens, gen.stats.ttft = 31, 0.5
+            gen.stats.seconds = 0.5 + 30 / tps
             return Generation(iter([text]), gen.stats)
 
     mia = make_group().members[0].name

@@ -448,7 +448,7 @@ class Director(Policy):
         gen = self.backend.generate(req)
         raw = gen.text()
         seconds = time.perf_counter() - t0
-        if self.auto_mode and not menu and 0 < gen.stats.decode_tps < FREE_TEXT_MIN_TPS:
+        if self.auto_mode and not menu and 0 < decode_speed(gen.stats) < FREE_TEXT_MIN_TPS:
             self.directive_mode = "menu"  # too slow to write directives: pick them from now on
         try:
             data = json.loads(raw)
@@ -461,6 +461,14 @@ class Director(Policy):
             return Decision(speaker, directive, source, True, seconds, raw)
         except (ValueError, KeyError, TypeError):
             return Decision(allowed[0], "", source, False, seconds, raw)
+
+
+def decode_speed(stats: Any) -> float:
+    """Tokens/s after the first token of a finished generation (0 when it cannot tell)."""
+    if stats.decode_tps:
+        return stats.decode_tps
+    span = stats.seconds - stats.ttft
+    return (stats.completion_tokens - 1) / span if stats.completion_tokens > 1 and span > 0 else 0.0
 
 
 def directive_mode_for(parameters: int) -> str:
