@@ -58,8 +58,7 @@ def load_exemplars(group: str | None = None, path: str | Path | None = None) -> 
 
 def centroids(vectors: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarray]:
     """One unit-length centroid per label: the mean of that label's (normalised) vectors."""
-    v = np.asarray(vectors, dtype=float)
-    v = v / np.where((n := np.linalg.norm(v, axis=1, keepdims=True)) == 0, 1.0, n)
+    v = M.unit_rows(vectors)
     out = {}
     for c in sorted(set(labels)):
         m = v[[i for i, lab in enumerate(labels) if lab == c]].mean(axis=0)

@@ -50,10 +50,15 @@ def distinct_n(texts: Iterable[str], n: int) -> float | None:
     return len(set(grams)) / len(grams)
 
 
-def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1 (an all-zero row stays zero), as floats."""
     v = np.asarray(vectors, dtype=float)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
-    v = v / np.where(norms == 0, 1.0, norms)
+    return v / np.where(norms == 0, 1.0, norms)
+
+
+def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
+    v = unit_rows(vectors)
     return v @ v.T
 
 
@@ -86,8 +91,7 @@ def identifiability(vectors: np.ndarray, labels: Sequence[str],
     groups = list(groups) if groups is not None else [str(i) for i in range(len(labels))]
     if len(v) == 0:
         return {"accuracy": None, "chance": None, "n": 0, "per_label": {}}
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    v = v / np.where(norms == 0, 1.0, norms)
+    v = unit_rows(v)
     classes = sorted(set(labels))
     hits: Counter[str] = Counter()
     seen: Counter[str] = Counter()
@@ -119,11 +123,7 @@ def exemplar_scores(vectors: np.ndarray, labels: Sequence[str],
     classes = list(centroids)
     if not classes or len(vectors) == 0:
         return [{"label": lab, "predicted": None, "hit": False, "margin": 0.0} for lab in labels]
-    v = np.asarray(vectors, dtype=float)
-    v = v / np.where((n := np.linalg.norm(v, axis=1, keepdims=True)) == 0, 1.0, n)
-    c = np.stack([np.asarray(centroids[k], dtype=float) for k in classes])
-    c = c / np.where((m := np.linalg.norm(c, axis=1, keepdims=True)) == 0, 1.0, m)
-    sims = v @ c.T
+    sims = unit_rows(vectors) @ unit_rows(np.stack([centroids[k] for k in classes])).T
     out = []
     for row, lab in zip(sims, labels):
         k = classes.index(lab) if lab in classes else None
