@@ -503,9 +503,13 @@ def main(argv: list[str] | None = None) -> int:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(r, indent=2))
         return 0
+    from engine.errors import InputError
     from mascot_cli.bench_shape import run_shape, shape_table
     try:
         r = run_shape(args) if args.shape else run(args)
+    except InputError as e:  # what was asked cannot be run: say what to do instead
+        print(f"Error: {e}", file=sys.stderr)
+        return 2
     except Exception as e:  # a benchmark failing is still one line
         print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
         return 1

@@ -100,7 +100,8 @@ def shape_of(name: str) -> Shape:
     from engine.models.catalog import load_catalog
     entries = {e.id: e for e in load_catalog()}
     if name not in entries or name not in PUBLISHED:
-        raise ValueError(f"no shape {name!r}; known: {', '.join(shape_names())}")
+        from engine.errors import InputError
+        raise InputError(f"There is no model shape '{name}'; use one of: {', '.join(shape_names())}.")
     e = entries[name]
     hidden, heads, ffn = PUBLISHED[name]
     dims = Dims(hidden=hidden, layers=e.layers, heads=heads, kv_heads=e.kv_heads, head_dim=e.head_dim, ffn=ffn,

@@ -58,3 +58,11 @@ def test_memory_and_adapter_figures_are_there(bench):
     assert bench["pss_4_mb"] >= bench["pss_1_mb"] > 0
     assert bench["adapters"]["decode_tps_adapter"] > 0 and bench["adapter_decode_ratio"] > 0
     assert 0 < bench["director_share"] < 1
+
+
+def test_an_unknown_shape_is_one_line_naming_the_known_ones(capsys):
+    from mascot_cli import bench
+    assert bench.main(["--shape", "llama-9b-nope"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "llama-9b-nope" in err and "llama-3.2-3b-instruct" in err
+    assert "Traceback" not in err and "ValueError" not in err
