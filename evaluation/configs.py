@@ -12,9 +12,12 @@ mascot-p         MASCOT without persona alignment: the *trained* Director + base
 mascot-c         MASCOT without collaborative optimisation: *trained* persona models + the
                  prompt-only Director
 mascot           full MASCOT: trained persona models + the trained Director
+mascot-sft       the SFT-only ablation: persona models fine-tuned on the judge's best replies
+                 with no RL (``mascot-train policy --sft-warmstart --sft-only``) + the trained
+                 Director, so RL's own effect is ``mascot`` minus ``mascot-sft``
 ===============  =============================================================================
 
-The last three need models from ``mascot-train`` (registered in the model registry with a
+The last four need models from ``mascot-train`` (registered in the model registry with a
 ``manifest.json`` beside the GGUF); without them they are skipped, and the report says so.
 """
 
@@ -75,7 +78,7 @@ BASELINES: dict[str, EvalConfig] = {c.name: c for c in (
     EvalConfig("all", "All respond", policy="all", max_speakers=8),
     EvalConfig("director", "Prompt-only Director", policy="director"),
 )}
-TRAINED = ("mascot-p", "mascot-c", "mascot")
+TRAINED = ("mascot-p", "mascot-c", "mascot", "mascot-sft")
 ALL_CONFIGS = tuple(BASELINES) + TRAINED
 DEFAULT_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
 QUICK_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
@@ -85,6 +88,7 @@ QUICK_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
 class TrainedModels:
     """Models exported by ``mascot-train``, found through the registry and their manifests."""
     persona: dict[str, str] = field(default_factory=dict)   # "group:Name" or "Name" -> registered model
+    persona_sft: dict[str, str] = field(default_factory=dict)  # the same for SFT-only (no RL) models
     director: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -104,8 +108,15 @@ def discover_trained(models: list[Any]) -> TrainedModels:
             found.director = info.name
         elif kind == "persona" and persona:
             group = manifest.get("group")
-            found.persona[f"{group}:{persona}" if isinstance(group, str) and group else persona] = info.name
+            target = found.persona_sft if _sft_only(manifest) else found.persona
+            target[f"{group}:{persona}" if isinstance(group, str) and group else persona] = info.name
     return found
+
+
+def _sft_only(manifest: dict[str, Any]) -> bool:
+    """True for a persona model exported from ``--sft-only`` training (the no-RL ablation)."""
+    policy = (manifest.get("config") or {}).get("policy") if isinstance(manifest.get("config"), dict) else None
+    return isinstance(policy, dict) and bool(policy.get("sft_only"))
 
 
 def resolve(names: list[str], trained: TrainedModels) -> tuple[list[EvalConfig], dict[str, str]]:
@@ -116,20 +127,23 @@ def resolve(names: list[str], trained: TrainedModels) -> tuple[list[EvalConfig],
         if name in BASELINES:
             out.append(BASELINES[name])
             continue
-        need_p = name in ("mascot-c", "mascot")
-        need_d = name in ("mascot-p", "mascot")
+        need_p = name in ("mascot-c", "mascot", "mascot-sft")
+        need_d = name in ("mascot-p", "mascot", "mascot-sft")
+        personas = trained.persona_sft if name == "mascot-sft" else trained.persona
         missing = []
-        if need_p and not trained.persona:
-            missing.append("no persona model trained by `mascot-train` is registered (issue 4)")
+        if need_p and not personas:
+            missing.append("no SFT-only persona model (`mascot-train policy --sft-warmstart --sft-only`) is registered"
+                           if name == "mascot-sft" else "no persona model trained by `mascot-train` is registered")
         if need_d and not trained.director:
-            missing.append("no Director model trained by `mascot-train director` is registered (issue 5)")
+            missing.append("no Director model trained by `mascot-train director` is registered")
         if missing:
             skipped[name] = "; ".join(missing)
             continue
         label = {"mascot-p": "MASCOT-P (no persona alignment)",
                  "mascot-c": "MASCOT-C (no collaborative optimisation)",
-                 "mascot": "MASCOT (full)"}[name]
+                 "mascot": "MASCOT (full)",
+                 "mascot-sft": "MASCOT, SFT-only personas (no RL)"}[name]
         out.append(EvalConfig(name, label, policy="director",
-                              persona_models=dict(trained.persona) if need_p else {},
+                              persona_models=dict(personas) if need_p else {},
                               director_model=trained.director if need_d else None))
     return out, skipped

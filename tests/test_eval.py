@@ -149,6 +149,30 @@ def test_trained_models_are_found_from_their_manifests(tmp_path):
     assert manifest_role({"persona": {"name": "Juno"}}) == ("persona", "Juno")
 
 
+def test_sft_only_persona_models_make_their_own_ablation_and_never_replace_the_rl_ones(tmp_path):
+    class Info:
+        def __init__(self, name, path, added):
+            self.name, self.path, self.added, self.bundled = name, str(path), added, False
+
+    infos = []
+    for n, (folder, manifest) in enumerate((
+            ("rl", {"persona": "Mia", "group": "support", "config": {"policy": {"sft_only": False}}}),
+            ("sft", {"persona": "Mia", "group": "support", "config": {"policy": {"sft_only": True}}}),
+            ("dir", {"kind": "director"}))):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "model.gguf").write_bytes(b"GGUF")
+        (tmp_path / folder / "manifest.json").write_text(json.dumps(manifest))
+        infos.append(Info(f"mia-{folder}", tmp_path / folder / "model.gguf", str(n)))
+    found = discover_trained(infos)  # the SFT-only model is the newest: it must still not become "mascot"
+    assert found.persona == {"support:Mia": "mia-rl"} and found.persona_sft == {"support:Mia": "mia-sft"}
+    by = {c.name: c for c in resolve(["mascot", "mascot-sft"], found)[0]}
+    assert by["mascot"].persona_models == {"support:Mia": "mia-rl"}
+    assert by["mascot-sft"].persona_models == {"support:Mia": "mia-sft"}
+    assert by["mascot-sft"].director_model == by["mascot"].director_model == "mia-dir"
+    _, skipped = resolve(["mascot-sft"], TrainedModels(persona={"Mia": "m"}, director="d"))
+    assert "SFT-only" in skipped["mascot-sft"]
+
+
 def test_single_agent_configuration_is_one_generic_assistant():
     from engine.personas import load_set
     group = BASELINES["single"].group_for(load_set("support"))
