@@ -363,6 +363,29 @@ def test_personas_with_and_without_adapter_alternate_on_one_runtime(lora, bundle
 
 @pytest.mark.model
 @pytest.mark.timeout(1800)
+def test_a_batch_context_with_the_adapter_decodes_what_the_persona_says_alone(lora, bundled_path):
+    """Director rollouts batch an adapter persona's replies (BatchGenerator(adapter=...)): greedy,
+    they equal the persona's own replies through runtime.generate with the adapter, and differ
+    from the base model's."""
+    from engine.llm.batch import BatchGenerator
+    from engine.llm.runtime import LlamaRuntime
+    asks = [[FIRST], ["User: I failed my driving test again."], ["User: My sister is visiting tomorrow."]]
+    rt = LlamaRuntime(bundled_path, n_ctx=512, n_threads=1)
+    try:
+        alone = [run(rt, chat_request(f"Mia{i}", t, str(lora["path"])))[0] for i, t in enumerate(asks)]
+        plain = [run(rt, chat_request(f"Ben{i}", t))[0] for i, t in enumerate(asks)]
+        with BatchGenerator(rt, n_seq=3, n_ctx=512, adapter=lora["path"]) as gen:
+            batched = [r.text for r in gen.generate([chat_request(f"Mia{i}", t) for i, t in enumerate(asks)])]
+        with BatchGenerator(rt, n_seq=3, n_ctx=512) as gen:
+            batched_plain = [r.text for r in gen.generate([chat_request(f"Ben{i}", t) for i, t in enumerate(asks)])]
+    finally:
+        rt.close()
+    assert all(alone) and batched == alone
+    assert batched_plain == plain and batched != batched_plain
+
+
+@pytest.mark.model
+@pytest.mark.timeout(1800)
 def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
     from engine.llm.adapters import AdapterBackend
     from engine.chat.backends import default_backend_factory

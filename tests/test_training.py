@@ -166,6 +166,18 @@ def test_a_stage_refuses_to_run_before_its_inputs(tmp_path, capsys):
     assert "Stage 'sample' has not finished" in capsys.readouterr().err
 
 
+def test_a_persona_adapter_is_served_over_the_bundled_model_only_when_training_started_from_it(tmp_path):
+    from engine.models.registry import BUNDLED_NAME
+    from training.export import served_base
+    (tmp_path / "base").mkdir()
+    for cfg, bundled in (({"source": "bundled", "tiny": False}, True), ({"source": "bundled", "tiny": True}, False),
+                         ({"source": "Qwen/Qwen2.5-1.5B-Instruct", "tiny": False}, False)):
+        (tmp_path / "base" / "config.json").write_text(json.dumps(cfg))
+        assert (served_base(tmp_path) == BUNDLED_NAME) is bundled
+        if not bundled:
+            assert served_base(tmp_path).endswith("base-f16.gguf")
+
+
 def test_pyproject_declares_the_console_script():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'mascot-train = "training.cli:main"' in text
@@ -231,8 +243,18 @@ def test_tiny_pipeline_manifest_fidelity_and_registry(tiny_run, monkeypatch):
     monkeypatch.setenv("MASCOT_HOME", str(home))
     store = Store()
     try:
-        info = ModelRegistry(store).get(manifest["registered"]["name"])
-        assert Path(info.path).name == manifest["files"]["q8_0"]["path"]
+        # registered as the app serves persona models: the LoRA adapter over the base it was trained on
+        registry = ModelRegistry(store)
+        base, adapter = registry.resolve(manifest["registered"]["name"])
+        assert adapter is not None and Path(adapter.path).name == manifest["files"]["lora"]["path"]
+        assert Path(base.path).resolve() == (out / "base" / "base-f16.gguf").resolve()
+        from engine.chat.backends import default_backend_factory
+        from engine.llm.backend import GenRequest
+        backend = default_backend_factory(store, n_ctx=256, n_threads=1)(manifest["registered"]["name"])
+        gen = backend.generate(GenRequest(messages=[{"role": "user", "content": "Hello"}], max_tokens=4,
+                                          temperature=0.0))
+        gen.text()
+        assert gen.stats.completion_tokens >= 1 and gen.stats.model == manifest["registered"]["name"]
     finally:
         store.close()
 

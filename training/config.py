@@ -124,7 +124,10 @@ class ExportConfig:
     quantize: list[str] = opt(["Q8_0", "Q4_K_M"], "Quantized files to write besides the f16 GGUF.")
     fidelity_contexts: int = opt(8, "Held-out contexts used to measure export fidelity.")
     min_fidelity: float = opt(0.99, "Fail the export when next-token agreement with the HF model is lower.")
-    register: bool = opt(True, "Register the exported Q8_0 (else f16) model in the app's model registry.")
+    register: bool = opt(True, "Register the exported model in the app's model registry (see --register-as).")
+    register_as: str = opt("adapter", "What to register: 'adapter' (the LoRA GGUF over the base it was trained on, the "
+                                      "bundled model for --base.source bundled: one shared base, an adapter per "
+                                      "persona, as the app serves them) or 'model' (the merged Q8_0, else f16).")
     name_prefix: str = opt("mascot", "Registered model names are PREFIX-GROUP-PERSONA.")
 
 

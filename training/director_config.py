@@ -35,7 +35,8 @@ class DirectorConfig:
     domain: str = opt("", "Scenario domain; empty = the group's own domain.")
     persona_model: str = opt("", "GGUF that plays the companions in rollouts (empty = the bundled model).")
     persona_models: str = opt("", "Companions with their own model in rollouts, as NAME=GGUF pairs separated by "
-                                  "commas (e.g. Mia=runs/toy-mia/export/mia/...-q8_0.gguf, a persona model "
+                                  "commas (e.g. Mia=runs/toy-mia/export/Mia/...-lora-f16.gguf, a LoRA adapter over --persona-model, "
+                                  "run as the app runs it; or a whole model such as ...-q8_0.gguf, a persona model "
                                   "from `mascot-train pipeline`, as the paper rolls out its aligned persona "
                                   "models); the others use --persona-model.")
     judge: str = opt("learned", "Judge spec for the social and persona components (learned: the validated "
@@ -134,7 +135,8 @@ def companion_models(cfg: DirectorConfig) -> dict[str, str]:
                              f"members are: {', '.join(names.values())}.")
         if not Path(path).expanduser().is_file():
             raise TrainError(f"--persona-models: {path} (for {name}) is not a file; give the GGUF exported "
-                             "by `mascot-train pipeline` (export/...-q8_0.gguf).")
+                             "by `mascot-train pipeline` (export/<persona>/...-lora-f16.gguf, a LoRA "
+                             "adapter over --persona-model, or ...-q8_0.gguf).")
         out[names[name.lower()]] = str(Path(path).expanduser().resolve())
     return out
 

@@ -14,7 +14,10 @@ from training.director_config import DirectorConfig
 
 class Rollouts:
     """The frozen persona models playing the companions, with the app's own prompt and cleanup:
-    ``model_path`` for every companion but those in ``models`` (companion -> GGUF)."""
+    ``model_path`` for every companion but those in ``models`` (companion -> GGUF). A GGUF in
+    ``models`` may be a LoRA adapter for ``model_path``: it then runs as the app serves it, on the
+    shared base runtime with the adapter set (``AdapterBackend``, batched with the adapter on the
+    batch context)."""
 
     def __init__(self, model_path: str | Path, max_tokens: int, n_threads: int | None = None, seed: int = 0,
                  models: dict[str, str] | None = None):
@@ -24,11 +27,19 @@ class Rollouts:
         self.models = dict(models or {})
         self.max_tokens = max_tokens
         self.seed = seed
+        self.adapters = {name: p for name, p in self.models.items() if is_adapter(p)}
 
     SAMPLE_SEED_STEP = 7919  # sample k of a decision is rolled out with seed + k * this
 
     def path_for(self, speaker: str) -> str:
         return self.models.get(speaker, self.path)
+
+    def backend(self, path: str) -> Any:
+        """The runtime for ``path``; an adapter GGUF runs over the shared base runtime."""
+        if path in self.adapters.values():
+            from engine.llm.adapters import AdapterBackend
+            return AdapterBackend(self.pool.get(self.path), path)
+        return self.pool.get(path)
 
     def _chat(self, state: Any, sample: int = 0) -> Any:
         from engine.chat.group import GroupChat
@@ -37,7 +48,7 @@ class Rollouts:
         chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin",
                                                             seed=self.seed + sample * self.SAMPLE_SEED_STEP,
                                                             max_tokens=self.max_tokens),
-                         backend_for=lambda m: self.pool.get(m or self.path))
+                         backend_for=lambda m: self.backend(m or self.path))
         # a companion with its own model: the persona's ``model`` routes it there
         chat.members = [replace(p, model=self.models[p.name]) if p.name in self.models else p for p in chat.members]
         chat.transcript = from_history(state.transcript(), chat.settings.user_name)
@@ -54,7 +65,7 @@ class Rollouts:
     def __call__(self, state: Any, speaker: str, directive: str, sample: int = 0) -> str:
         from engine.reply.turn import generate_reply
         job = self._job(state, speaker, directive, sample)
-        return generate_reply(self.pool.get(self.path_for(speaker)), job.req, job.who, recent=job.recent,
+        return generate_reply(self.backend(self.path_for(speaker)), job.req, job.who, recent=job.recent,
                               free_retry=job.free_retry).text.strip()
 
     def many(self, items: list[tuple[Any, ...]]) -> list[str]:
@@ -69,10 +80,25 @@ class Rollouts:
             by_model.setdefault(self.path_for(item[1]), []).append(i)
         for path, idx in by_model.items():  # one batch per persona model
             jobs = [self._job(*items[i]) for i in idx]
-            with BatchGenerator(self.pool.get(path), n_seq=min(4, len(jobs)), n_ctx=2048) as gen:
+            adapter = path if path in self.adapters.values() else None
+            with BatchGenerator(self.pool.get(self.path if adapter else path), n_seq=min(4, len(jobs)),
+                                n_ctx=2048, adapter=adapter) as gen:
                 for i, res in zip(idx, batch_replies(gen, jobs)):
                     texts[i] = res.text
         return texts
+
+
+def is_adapter(path: str | Path) -> bool:
+    """Whether the GGUF at ``path`` is a LoRA adapter (``general.type = adapter``)."""
+    from engine.models.registry import _close_reader, _field, _open_reader
+    try:
+        reader = _open_reader(Path(path))
+    except Exception:  # not a readable GGUF: the runtime says why when it loads it
+        return False
+    try:
+        return _field(reader, "general.type") == "adapter"
+    finally:
+        _close_reader(reader)
 
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:

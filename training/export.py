@@ -157,16 +157,34 @@ def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
     return export_dir(out)
 
 
-def register(files: dict[str, Path], name: str) -> dict[str, str]:
-    """Add the exported GGUF (Q8_0 when there is one, else f16) to the app's model registry."""
+def register(files: dict[str, Path], name: str, as_adapter_over: str | None = None) -> dict[str, str]:
+    """Add the export to the app's model registry: the LoRA GGUF over ``as_adapter_over`` (a
+    registered name or a GGUF path), else the merged GGUF (Q8_0 when there is one, else f16)."""
     from engine.models.registry import ModelRegistry
     from engine.storage import Store
     store = Store()
     try:
+        registry = ModelRegistry(store)
+        if as_adapter_over:
+            if store.model(name):  # re-exporting replaces this persona's earlier registration
+                registry.remove(name)
+            info = registry.add_adapter(files["lora"], base=as_adapter_over, name=name)
+            return {"name": info.name, "path": info.path, "kind": "lora", "base": str(info.base)}
         info = ModelRegistry(store).add(files.get("q8_0", files["f16"]), name=name)
-        return {"name": info.name, "path": info.path}
+        return {"name": info.name, "path": info.path, "kind": "model"}
     finally:
         store.close()
+
+
+def served_base(out: Path) -> str:
+    """The base model the app runs a persona's adapter over: the bundled model when training
+    started from it (its Q4_1 weights are exactly what was dequantized for training), else the
+    f16 GGUF of the base."""
+    from engine.models.registry import BUNDLED_NAME
+    from training.base_model import base_gguf
+    cfg = read_json(Path(out) / "base" / "config.json")
+    bundled = cfg.get("source") == "bundled" and not cfg.get("tiny")
+    return BUNDLED_NAME if bundled else str(base_gguf(out))
 
 
 def model_name(cfg: ExportConfig, group: str, persona: str) -> str:
@@ -208,6 +226,11 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
                                    "fidelity_contexts": len(tokens)}
         bar.update(1)
         metrics["adapter_fidelity"] = argmax_agreement(model, base_gguf(out), tokens, lora_path=files["lora"])
+        base_served = served_base(out)
+        if base_served != str(base_gguf(out)):  # the adapter over the base the app serves it on
+            from engine.models.registry import bundled_model_path
+            metrics["adapter_fidelity_served"] = argmax_agreement(model, bundled_model_path(), tokens,
+                                                                  lora_path=files["lora"])
         if "q8_0" in files:
             metrics["fidelity_q8_0"] = argmax_agreement(model, files["q8_0"], tokens)
         bar.update(1)
@@ -219,7 +242,10 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
         if m.is_file():
             data = read_json(m)
             metrics[stage.split("/")[0]] = {k: v for k, v in data.items() if k != "history"}
-    registered = register(files, name) if cfg.register else None
+    if cfg.register_as not in ("adapter", "model"):
+        raise TrainError(f"--register-as must be 'adapter' or 'model', not '{cfg.register_as}'.")
+    registered = register(files, name, served_base(out) if cfg.register_as == "adapter" else None) \
+        if cfg.register else None
     base_cfg = read_json(out / "base" / "config.json")
     manifest = {
         "name": name, "persona": persona, "group": scfg["group"],
