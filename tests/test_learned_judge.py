@@ -151,3 +151,11 @@ def test_differences_to_round_robin_are_paired_by_scenario():
     assert row["config"] == "director" and row["metric"] == "diff_rr:judge.mean" and row["n"] == 5
     assert row["value"] == pytest.approx(0.1) and row["ci_low"] == pytest.approx(0.1)
     assert row["ci_high"] == pytest.approx(0.1)
+
+
+def test_a_context_whose_sampled_replies_are_all_empty_does_not_stop_sampling():
+    """`mascot-train sample` warms the judge with the batch's non-empty replies; when cleanup
+    emptied every one of them the judge gets nothing to embed (crashed a 4-persona run)."""
+    judge = make_judge("learned")
+    judge.warm(["", "   "])
+    assert judge.embedder.embed([]).shape[0] == 0

@@ -85,6 +85,8 @@ class HeuristicJudge:
     def embed(self, texts: Sequence[str]) -> Any:
         """Unit-normalised MiniLM embeddings (numpy, one row per text), cached by text."""
         import numpy as np
+        if not texts:  # e.g. a context whose replies were all empty after cleanup
+            return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             self._load()
             todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
