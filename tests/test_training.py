@@ -74,6 +74,25 @@ def test_training_contexts_use_the_train_split_and_the_apps_prompt():
     assert c.clean("Hello there. Theo: I will answer instead") == ("Hello there.", True)
 
 
+def test_the_judge_reward_scores_what_the_user_would_see_with_the_teacher():
+    """`--policy.reward judge`: GRPO completions scored by the teacher on their training context,
+    after the app's cleanup; a reply that goes on as the user loses what it wrote as the user."""
+    from training.contexts import build_contexts
+    from training.judges.learned import make_judge
+    from training.rewards import make_rewards
+    ctx = build_contexts("support", ["Mia"], split="train", limit=1)[0]
+    judge = make_judge("learned")
+    (fn,), _ = make_rewards({"judge": 1.0}, {"judge": judge, "contexts": {ctx.id: ctx}})
+    good = "Oh, that sounds so heavy. I'm here with you. What has been the hardest part today?"
+    rude = "Whatever. Not my problem, honestly."
+    cols = dict(context=[ctx.id] * 4, persona=["Mia"] * 4, stop=[ctx.stop] * 4, others=[ctx.others] * 4,
+                recent=[ctx.recent] * 4)
+    scores = fn([ctx.prompt] * 4, [good, rude, "", good + "\nUser: thanks Mia"], **cols)
+    assert scores[0] > scores[1] and scores[2] == -2.0
+    assert scores[3] == scores[0]  # the line written as the user is cut before judging
+    assert scores[0] == judge.score(ctx.scenario, ctx.persona, good).mean - 3.0
+
+
 # -- judge parsing ---------------------------------------------------------------------------------
 
 def test_parse_scores_reads_json_and_forgives_format():

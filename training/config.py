@@ -110,6 +110,10 @@ class PolicyConfig:
     beta: float = opt(0.05, "KL anchor to the base model (0 disables the reference model).")
     max_completion_length: int = opt(48, "Longest generated reply during training, in tokens.")
     temperature: float = opt(0.9, "Sampling temperature during training.")
+    reward: str = opt("reward_model", "What the policy is optimised against: 'reward_model' (the Bradley-Terry model "
+                                      "trained on the judge's preferences, as in MASCOT) or 'judge' (the sampling "
+                                      "judge itself scores every completion: for when the reward model does not "
+                                      "reproduce the judge's preferences on its held-out pairs).")
     length_penalty: float = opt(0.0, "Optional extra reward term: minus this times the fraction of "
                                      "max_completion_length used (0 = off).")
     sft_warmstart: bool = opt(False, "First fine-tune on the judge's best replies (SFT warm start).")

@@ -79,7 +79,6 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
     if cfg.algorithm not in ("grpo", "rloo"):
         raise TrainError(f"Unknown policy algorithm '{cfg.algorithm}'; use grpo or rloo.")
     scfg = read_json(Path(out) / "samples" / "config.json")
-    rcfg = read_json(reward_dir(out) / "config.json")
     contexts = {c.id: c for c in build_contexts(scfg["group"], [persona], split="train", domain=scfg["domain"],
                                                 limit=scfg["max_contexts"],
                                                 chat_template=chat_template_of(base_gguf(out)))}
@@ -119,11 +118,19 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
             mark_done(folder, metrics)
             return folder
 
-    scorer = RewardScorer.load(reward_dir(out) / "model", max_length=int(rcfg["max_length"]))
-    fns, weights = make_rewards({"reward_model": 1.0, "role_confusion": 1.0, "length": cfg.length_penalty},
-                                {"scorer": scorer, "max_completion_length": cfg.max_completion_length})
+    if cfg.reward not in ("reward_model", "judge"):
+        raise TrainError(f"--reward must be 'reward_model' or 'judge', not '{cfg.reward}'.")
+    resources: dict[str, Any] = {"max_completion_length": cfg.max_completion_length}
+    if cfg.reward == "judge":
+        from training.judges.learned import make_judge
+        resources.update(judge=make_judge(scfg["judge"]), contexts=contexts)
+    else:
+        rcfg = read_json(reward_dir(out) / "config.json")
+        resources["scorer"] = RewardScorer.load(reward_dir(out) / "model", max_length=int(rcfg["max_length"]))
+    metrics["reward"] = cfg.reward if cfg.reward == "reward_model" else f"judge:{scfg['judge']}"
+    fns, weights = make_rewards({cfg.reward: 1.0, "role_confusion": 1.0, "length": cfg.length_penalty}, resources)
     ds = Dataset.from_list([{"prompt": c.prompt, "rm_prompt": c.rm_prompt, "persona": persona, "stop": c.stop,
-                             "others": c.others, "recent": c.recent}
+                             "others": c.others, "recent": c.recent, "context": c.id}
                             for c in contexts.values()])
     batch = cfg.prompts_per_step * cfg.num_generations
     shared = dict(output_dir=str(folder / "checkpoints"), max_steps=cfg.steps, learning_rate=cfg.learning_rate,

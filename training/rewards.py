@@ -53,6 +53,25 @@ def make_reward_model(res: dict[str, Any]) -> RewardFn:
     return reward_model
 
 
+@register("judge")
+def make_judge_reward(res: dict[str, Any]) -> RewardFn:
+    """The teacher itself: the judge's mean score (1-5) of the cleaned reply minus 3, for the
+    training context named by the ``context`` column; an empty reply scores ``empty_reward``."""
+    judge, contexts = res["judge"], res["contexts"]
+    empty = float(res.get("empty_reward", -2.0))
+
+    def judge_reward(prompts: list[str], completions: list[str], **kw: Any) -> list[float]:
+        cleaned = _cleaned(completions, kw)
+        if hasattr(judge, "warm"):
+            judge.warm([t for t, _ in cleaned if t.strip()])
+        out = []
+        for (text, _), cid in zip(cleaned, kw["context"]):
+            ctx = contexts[cid]
+            out.append(judge.score(ctx.scenario, ctx.persona, text).mean - 3.0 if text.strip() else empty)
+        return out
+    return judge_reward
+
+
 @register("role_confusion")
 def make_role_confusion(res: dict[str, Any]) -> RewardFn:
     """-1 when the model wrote lines for the user or another companion (the app cuts them)."""
