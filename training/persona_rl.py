@@ -54,7 +54,8 @@ def run(cfg: PolicyConfig, out: Path, seed: int = 0) -> Path:
     if cfg.sft_only and not cfg.sft_warmstart:
         from training.common import TrainError
         raise TrainError("--sft-only keeps the SFT warm start alone; add --sft-warmstart.")
-    need(reward_dir(out), "reward")
+    if cfg.reward == "reward_model" and not cfg.sft_only:
+        need(reward_dir(out), "reward")
     for persona in trained_personas(out):
         run_persona(cfg, out, persona, seed)
     mark_done(policy_dir(out), {"personas": trained_personas(out)})
