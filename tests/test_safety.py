@@ -943,13 +943,13 @@ def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
 # learned layer is never fitted on and the thresholds never chosen on.
 
 
-# Floors a little under the one measurement of the frozen screen (docs/safety.md): 79/136 (58%)
-# emergency + urgent flagged urgent (en 34/62, de 20/34, fr 25/40), 20/63 emergencies as
-# emergencies, 7/112 idioms + everyday flagged (all by the rules; the target is 5%).
-HOLDOUT_FLOOR = 0.55
+# Floors a little under the measurement of the third round's frozen screen (27965b8,
+# docs/safety.md): 92/136 (68%) emergency + urgent flagged urgent (en 41/62, de 21/34, fr 30/40),
+# 20/63 emergencies as emergencies, 8/112 idioms + everyday flagged (the target is 5%).
+HOLDOUT_FLOOR = 0.65
 EMERGENCY_FLOOR = 0.28
-LANG_FLOORS = (("en", 0.50), ("de", 0.55), ("fr", 0.58))
-BENIGN_CEILING = 0.07
+LANG_FLOORS = (("en", 0.63), ("de", 0.58), ("fr", 0.72))
+BENIGN_CEILING = 0.075
 
 
 @pytest.fixture(scope="module")
@@ -989,7 +989,7 @@ def test_issue_21_recall_target_on_the_holdout_split(holdout_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="the rules flag 7/112 (6%) idioms and everyday messages of "
+@pytest.mark.xfail(strict=True, reason="the screen flags 8/112 (7%) idioms and everyday messages of "
                                        "the holdout split (docs/safety.md)")
 def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
     hits, total = holdout_scores.rate(("idiom", "everyday"), "concern")
@@ -998,13 +998,16 @@ def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
 
 # --- the second blind set (assets/safety/blind2.jsonl, docs/safety.md) ------------------------------
 # 381 messages written by someone who never saw the screen, its rules or its exemplars; scored once,
-# on the screen frozen at 4a78a0a: 71/152 (47%) emergency + urgent flagged urgent (en 39/64, de
-# 12/44, fr 20/44), 20/59 emergencies as emergencies, 11/133 idioms + everyday flagged. Floors a
-# little under that measurement guard against regressions; nothing may be tuned on this file.
-BLIND2_FLOOR = 0.45
-BLIND2_LANG_FLOORS = (("en", 0.58), ("de", 0.25), ("fr", 0.43))
+# on the screen frozen at 4a78a0a: 71/152 (47%) emergency + urgent flagged urgent, 11/133 idioms +
+# everyday flagged. The third round's screen (27965b8): 99/152 (65%; en 52/64, de 22/44, fr
+# 25/44), 20/59 emergencies as emergencies, 13/133 idioms + everyday flagged; but its bank's
+# authors had read the blind2 misses listed in docs/safety.md, so this is no longer a clean
+# measure (blind3 is). Floors a little under it guard against regressions; nothing may be tuned
+# on this file.
+BLIND2_FLOOR = 0.62
+BLIND2_LANG_FLOORS = (("en", 0.78), ("de", 0.47), ("fr", 0.54))
 BLIND2_EMERGENCY_FLOOR = 0.30
-BLIND2_BENIGN_CEILING = 0.09
+BLIND2_BENIGN_CEILING = 0.10
 
 
 @pytest.fixture(scope="module")
@@ -1034,11 +1037,59 @@ def test_shipped_screen_on_the_second_blind_set(blind2_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set: 47% of "
-                                       "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set: 65% of "
+                                       "emergency + urgent flagged urgent, 10% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
     hits, total = blind2_scores.rate(("emergency", "urgent"), "urgent")
     benign, n_benign = blind2_scores.rate(("idiom", "everyday"), "concern")
+    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+
+
+# --- the third blind set (assets/safety/blind3.jsonl, docs/safety.md) -------------------------------
+# 416 messages (420 written; 4 dropped for equalling or nearly equalling an exemplar) by someone
+# who was given the level definitions only; kept outside the project until the third round's
+# screen was frozen (27965b8) and scored once: 94/167 (56%) emergency + urgent flagged urgent (en
+# 41/55, de 21/56, fr 32/56), 21/66 emergencies as emergencies, 11/143 idioms + everyday flagged
+# (the screen before the round: 67/167, 10/143). Floors a little under that; never tune on it.
+BLIND3_FLOOR = 0.54
+BLIND3_LANG_FLOORS = (("en", 0.72), ("de", 0.35), ("fr", 0.55))
+BLIND3_EMERGENCY_FLOOR = 0.30
+BLIND3_BENIGN_CEILING = 0.08
+
+
+@pytest.fixture(scope="module")
+def blind3_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind3_path())), assess)
+
+
+def test_blind3_is_apart_from_everything_the_screen_learned_from():
+    blind = exemplars.load(exemplars.blind3_path())
+    assert len(blind) >= 400 and {e.split for e in blind} == {"blind3"} and {e.lang for e in blind} == {"en", "de", "fr"}
+    seen = {" ".join(e.text.lower().split()) for e in exemplars.load()}
+    seen |= {" ".join(e.text.lower().split()) for e in exemplars.load(exemplars.blind2_path())}
+    assert not [e.text for e in blind if " ".join(e.text.lower().split()) in seen]
+
+
+@needs_model
+def test_shipped_screen_on_the_third_blind_set(blind3_scores):
+    s = blind3_scores
+    hits, total = s.rate(("idiom", "everyday"), "concern")
+    assert hits / total <= BLIND3_BENIGN_CEILING, f"{hits}/{total} idioms and everyday messages flagged"
+    hits, total = s.rate(("emergency", "urgent"), "urgent")
+    assert hits / total >= BLIND3_FLOOR, f"{hits}/{total} emergency and urgent flagged urgent"
+    hits, total = s.rate(("emergency",), "emergency")
+    assert hits / total >= BLIND3_EMERGENCY_FLOOR, f"{hits}/{total} emergencies flagged as emergencies"
+    for lang, floor in BLIND3_LANG_FLOORS:
+        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
+        assert hits / total >= floor, (lang, hits, total)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the third blind set: 56% of "
+                                       "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
+    hits, total = blind3_scores.rate(("emergency", "urgent"), "urgent")
+    benign, n_benign = blind3_scores.rate(("idiom", "everyday"), "concern")
     assert hits / total >= 0.97 and benign / n_benign <= 0.05
 
 

@@ -3,10 +3,11 @@
 Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
 fiction, everyday: no risk), ``level`` (what the screen should say), ``source`` (who wrote it:
 ``v1`` the first rules' author, ``blind1`` the first blind set's author, ``bank2`` the second
-bank's author; see docs/safety.md) and ``split``: ``train`` and ``dev`` (v1; ``dev`` was tuned
-on), ``dev2`` (blind1, folded in once it had been scored), and ``holdout``: a quarter of blind1
-and bank2, fixed from a hash of the language and text, that nothing is fitted or tuned on. The
-targets in docs/safety.md and tests/test_safety.py are measured on ``holdout``.
+bank's author, ``bank3`` the third round's bank; see docs/safety.md) and ``split``: ``train``
+and ``dev`` (v1; ``dev`` was tuned on), ``dev2`` (blind1, folded in once it had been scored),
+and ``holdout``: a quarter of blind1 and bank2, fixed from a hash of the language and text,
+that nothing is fitted or tuned on. The blind sets (``blind2``, ``blind3``) are files of their
+own, written by someone who never saw the screen, and are the measures in docs/safety.md.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ BENIGN = ("idiom", "fiction", "everyday")
 CATEGORIES = RISK + BENIGN
 LANGS = ("en", "de", "fr")
 RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
-SPLITS = ("train", "dev", "dev2", "holdout", "blind2")  # blind2: its own file, never tuned on
+SPLITS = ("train", "dev", "dev2", "holdout", "blind2", "blind3")  # blind2/3: own files, never tuned on
 FITTED = ("train", "dev", "dev2")           # what the learned layer is fitted on
 _LEVEL_OF = {"emergency": "emergency", "urgent": "urgent", "concern": "concern"}
 
@@ -50,6 +51,13 @@ def blind2_path() -> Path:
     """The second blind set: written by someone who never saw the screen, scored once on the
     frozen screen (docs/safety.md); a test set only, never fitted or tuned on."""
     return assets_dir() / "safety" / "blind2.jsonl"
+
+
+def blind3_path() -> Path:
+    """The third blind set: written by someone who saw only the level definitions, kept outside
+    the project until the third round's screen was frozen (27965b8), scored once; never fitted
+    or tuned on."""
+    return assets_dir() / "safety" / "blind3.jsonl"
 
 
 @lru_cache(maxsize=4)
