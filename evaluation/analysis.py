@@ -121,6 +121,7 @@ def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tu
     exemplars = X.load_exemplars() if exemplars is None else exemplars
     ci = lambda xs: M.mean_ci(xs, seed=seed)
     units: dict[tuple[str, str], dict[str, float | None]] = {}
+    cents: dict[tuple[str, tuple[str, ...]], dict[str, np.ndarray]] = {}
     domains = list(dict.fromkeys(s.domain for s in scenarios))
     for s in scenarios:
         hist = [h["speaker"] for h in s.history if h["speaker"] != "User"]
@@ -130,7 +131,8 @@ def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tu
                 continue
             per = {i: scores[(c, s.id, i)] for i, _ in scored_messages(rec) if (c, s.id, i) in scores}
             units[(c, s.id)] = round_values(rec, per, judges, hist, embed)
-    metric_names = list(ROUND_METRICS) + [f"judge[{w.name}].mean" for w in judges]
+            units[(c, s.id)]["identifiability_exemplar"] = _round_exemplar_rate(rec, s, embed, exemplars, cents)
+    metric_names = list(ROUND_METRICS) + ["identifiability_exemplar"] + [f"judge[{w.name}].mean" for w in judges]
     for c in config_names:
         for dom in ["all", *domains]:
             ids = [s.id for s in scenarios if dom in ("all", s.domain)]
@@ -159,6 +161,23 @@ def analyse(config_names: list[str], scenarios: list[Scenario], records: dict[tu
                                                             summ["scenarios"])))
             rows.append(_row("-", name + ":consistent", (summ["consistent"], None, None, summ["scenarios"])))
     return rows, {"units": units}
+
+
+def _round_exemplar_rate(record: dict, scenario: Scenario, embed: Callable[[list[str]], np.ndarray],
+                         exemplars: list[X.Exemplar], cache: dict) -> float | None:
+    """One round's share of replies whose nearest held-out exemplar centroid is their speaker's
+    (the per-scenario unit of ``identifiability_exemplar``, so it gets paired intervals)."""
+    msgs = [m for _, m in scored_messages(record)]
+    members = tuple(record.get("members") or ())
+    if len(members) < 2 or not msgs:
+        return None
+    key = (scenario.group, members)
+    if key not in cache:
+        cache[key] = X.fit(embed, scenario.group, members, exemplars)
+    if len(cache[key]) < 2:
+        return None
+    ident = M.identifiability_exemplar(embed([m["text"] for m in msgs]), [m["speaker"] for m in msgs], cache[key])
+    return ident["accuracy"]
 
 
 def _group_rows(c: str, scenarios: list[Scenario], records: dict[tuple[str, str], dict],

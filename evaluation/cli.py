@@ -8,6 +8,7 @@ Examples::
     mascot-eval --out e --judge learned --judge local   # the default judges + the bundled model (comparisons)
     mascot-eval --out e --judge heuristic --judge openai:http://127.0.0.1:8080/v1#qwen2.5-7b
     mascot-eval compare --out eval-full          # the runs stored in eval-full/results.db
+    mascot-eval pool eval-s7 eval-s8             # runs made with other seeds, paired vs round-robin
 
 Errors are one line on stderr and exit code 1 (2 for bad options).
 """
@@ -127,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[:1] == ["compare"]:
             return compare(argv[1:])
+        if argv[:1] == ["pool"]:
+            from evaluation.pool import main as pool_main
+            return pool_main(argv[1:])
         a = run_parser().parse_args(argv)
         if a.threads is not None:
             if a.threads < 1:

@@ -6,6 +6,7 @@ interrupted run picks up where it stopped and a repeated run only re-analyses.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import secrets
@@ -130,7 +131,8 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         backend_for = backend_for or default_backend_factory(store, n_ctx=gen.n_ctx)
         bundled = bundled_model_path()
         model_ids = {"bundled": model_identity(bundled)}
-        for name in sorted(set(trained.persona.values()) | ({trained.director} if trained.director else set())):
+        for name in sorted(set(trained.persona.values()) | set(trained.persona_sft.values())
+                           | ({trained.director} if trained.director else set())):
             model_ids[name] = model_identity(registry.get(name).path)
         settings = {"mode": "quick" if o.quick else "full", "configs": [c.name for c in configs],
                     "skipped": skipped, "domains": o.domains, "split": o.split, "limit": o.limit,
@@ -178,8 +180,13 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         else:
             from evaluation.embed import Embedder
             embed = Embedder()
-        rows, _ = analysis.analyse([c.name for c in configs], scenarios, records, scores, judges, embed,
-                                   comparisons.summarise(comp_rows), seed=o.seed)
+        rows, per_unit = analysis.analyse([c.name for c in configs], scenarios, records, scores, judges, embed,
+                                          comparisons.summarise(comp_rows), seed=o.seed)
+        # per (configuration, scenario) values: `mascot-eval pool` averages runs made with other seeds
+        (o.out / "units.json").write_text(json.dumps(
+            {"run_id": run_id, "seed": o.seed, "labels": {c.name: c.label for c in configs},
+             "units": [{"config": c, "scenario": sid, "values": v} for (c, sid), v in per_unit["units"].items()]},
+            indent=1), encoding="utf-8")
         rows += [{"config": "-", "metric": f"run.{k}", "value": v} for k, v in (
             ("generate_seconds", t_gen), ("judge_seconds", t_judge), ("compare_seconds", t_comp),
             ("rounds_generated", generated), ("judge_calls", judged), ("comparison_calls", compared))]

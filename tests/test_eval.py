@@ -298,6 +298,45 @@ def test_tiny_real_run_writes_report_and_rows_and_resumes_without_generating(tmp
     assert first.run_id in md and second.run_id in md  # the history section lists both runs
 
 
+def test_pooling_seeds_averages_each_scenario_before_the_paired_difference():
+    from evaluation.pool import pool, table
+    def run(seed, rr, mascot):
+        return {"seed": seed, "units": [u for sid in rr for u in (
+            {"config": "round-robin", "scenario": sid, "values": {"judge.mean": rr[sid]}},
+            {"config": "mascot", "scenario": sid, "values": {"judge.mean": mascot[sid]}})]}
+    runs = [run(7, {"a": 2.0, "b": 3.0}, {"a": 3.0, "b": 3.0}), run(8, {"a": 2.0, "b": 3.0}, {"a": 2.0, "b": 4.0})]
+    rows = {(r["config"], r["metric"]): r for r in pool(runs, ("judge.mean",))}
+    # per scenario over seeds: rr a 2.0, b 3.0; mascot a 2.5, b 3.5 -> +0.5 on both scenarios
+    assert rows[("mascot", "diff_rr:judge.mean")]["value"] == pytest.approx(0.5)
+    assert rows[("mascot", "diff_rr:judge.mean")]["n"] == 2  # scenarios, not scenario-seed pairs
+    assert rows[("mascot", "judge.mean")]["value"] == pytest.approx(3.0)
+    assert ("round-robin", "diff_rr:judge.mean") not in rows
+    assert "(+0.500 [" in table(list(rows.values()), {"mascot": "MASCOT (full)"})
+
+
+@pytest.mark.model
+def test_two_seeds_pool_into_paired_differences_with_the_exemplar_metric(tmp_path, real_backend_for, store, capsys):
+    from evaluation.cli import main
+    from evaluation.pipeline import run
+    outs = []
+    for seed in (3, 4):
+        out = tmp_path / f"s{seed}"
+        run(_options(out, configs=["round-robin", "all"], seed=seed, max_tokens=12), backend_for=real_backend_for,
+            store=store)
+        units = json.loads((out / "units.json").read_text())
+        assert units["seed"] == seed and {u["config"] for u in units["units"]} == {"round-robin", "all"}
+        rates = [u["values"]["identifiability_exemplar"] for u in units["units"]]
+        assert all(r is None or 0.0 <= r <= 1.0 for r in rates) and any(r is not None for r in rates)
+        outs.append(str(out))
+    assert main(["pool", *outs, "--json", str(tmp_path / "pooled.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "seeds 3, 4" in printed and "| All respond |" in printed
+    rows = json.loads((tmp_path / "pooled.json").read_text())
+    assert any(r["config"] == "all" and r["metric"] == "diff_rr:judge.mean" and r["seeds"] == 2 for r in rows)
+    assert main(["pool", str(tmp_path / "nothing-here")]) == 1
+    assert "units.json" in capsys.readouterr().err
+
+
 @pytest.mark.model
 @pytest.mark.slow
 def test_director_run_with_local_judge_and_debiased_comparisons(tmp_path, real_backend_for, store):
