@@ -943,8 +943,8 @@ def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
 # learned layer is never fitted on and the thresholds never chosen on.
 
 
-# Floors a little under the measurement of the third round's frozen screen (27965b8,
-# docs/safety.md): 92/136 (68%) emergency + urgent flagged urgent (en 41/62, de 21/34, fr 30/40),
+# Floors a little under the measurement of the third round's screen (27965b8, then `high` -0.15 for
+# a probe; docs/safety.md): 91/136 (67%) emergency + urgent flagged urgent (en 41/62, de 21/34, fr 29/40),
 # 20/63 emergencies as emergencies, 8/112 idioms + everyday flagged (the target is 5%).
 HOLDOUT_FLOOR = 0.65
 EMERGENCY_FLOOR = 0.28
