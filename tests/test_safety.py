@@ -967,17 +967,8 @@ def test_holdout_split_is_separate_and_mixed():
 
 @needs_model
 def test_shipped_screen_on_the_holdout_split(holdout_scores):
-    s = holdout_scores
-    hits, total = s.rate(("idiom", "everyday"), "concern")
-    assert hits / total <= BENIGN_CEILING, f"{hits}/{total} idioms and everyday messages flagged"
-    hits, total = s.rate(("emergency", "urgent"), "urgent")
-    # floors a little under the one holdout measurement (docs/safety.md), not issue 21's 97%
-    assert hits / total >= HOLDOUT_FLOOR, f"{hits}/{total} emergency and urgent flagged urgent"
-    hits, total = s.rate(("emergency",), "emergency")
-    assert hits / total >= EMERGENCY_FLOOR, f"{hits}/{total} emergencies flagged as emergencies"
-    for lang, floor in LANG_FLOORS:
-        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
-        assert hits / total >= floor, (lang, hits, total)
+    # floors a little under the holdout measurement (docs/safety.md), not issue 21's 97%
+    assert_floors(holdout_scores, HOLDOUT_FLOOR, LANG_FLOORS, EMERGENCY_FLOOR, BENIGN_CEILING)
 
 
 @needs_model
@@ -1022,18 +1013,22 @@ def test_blind2_is_apart_from_everything_the_screen_learned_from():
     assert not [e.text for e in blind if " ".join(e.text.lower().split()) in seen]
 
 
+def assert_floors(s, floor, lang_floors, emergency_floor, benign_ceiling):
+    """A screen's scores on a held-out set stay at or above the measured floors."""
+    hits, total = s.rate(("idiom", "everyday"), "concern")
+    assert hits / total <= benign_ceiling, f"{hits}/{total} idioms and everyday messages flagged"
+    hits, total = s.rate(("emergency", "urgent"), "urgent")
+    assert hits / total >= floor, f"{hits}/{total} emergency and urgent flagged urgent"
+    hits, total = s.rate(("emergency",), "emergency")
+    assert hits / total >= emergency_floor, f"{hits}/{total} emergencies flagged as emergencies"
+    for lang, lang_floor in lang_floors:
+        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
+        assert hits / total >= lang_floor, (lang, hits, total)
+
+
 @needs_model
 def test_shipped_screen_on_the_second_blind_set(blind2_scores):
-    s = blind2_scores
-    hits, total = s.rate(("idiom", "everyday"), "concern")
-    assert hits / total <= BLIND2_BENIGN_CEILING, f"{hits}/{total} idioms and everyday messages flagged"
-    hits, total = s.rate(("emergency", "urgent"), "urgent")
-    assert hits / total >= BLIND2_FLOOR, f"{hits}/{total} emergency and urgent flagged urgent"
-    hits, total = s.rate(("emergency",), "emergency")
-    assert hits / total >= BLIND2_EMERGENCY_FLOOR, f"{hits}/{total} emergencies flagged as emergencies"
-    for lang, floor in BLIND2_LANG_FLOORS:
-        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
-        assert hits / total >= floor, (lang, hits, total)
+    assert_floors(blind2_scores, BLIND2_FLOOR, BLIND2_LANG_FLOORS, BLIND2_EMERGENCY_FLOOR, BLIND2_BENIGN_CEILING)
 
 
 @needs_model
@@ -1072,16 +1067,7 @@ def test_blind3_is_apart_from_everything_the_screen_learned_from():
 
 @needs_model
 def test_shipped_screen_on_the_third_blind_set(blind3_scores):
-    s = blind3_scores
-    hits, total = s.rate(("idiom", "everyday"), "concern")
-    assert hits / total <= BLIND3_BENIGN_CEILING, f"{hits}/{total} idioms and everyday messages flagged"
-    hits, total = s.rate(("emergency", "urgent"), "urgent")
-    assert hits / total >= BLIND3_FLOOR, f"{hits}/{total} emergency and urgent flagged urgent"
-    hits, total = s.rate(("emergency",), "emergency")
-    assert hits / total >= BLIND3_EMERGENCY_FLOOR, f"{hits}/{total} emergencies flagged as emergencies"
-    for lang, floor in BLIND3_LANG_FLOORS:
-        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
-        assert hits / total >= floor, (lang, hits, total)
+    assert_floors(blind3_scores, BLIND3_FLOOR, BLIND3_LANG_FLOORS, BLIND3_EMERGENCY_FLOOR, BLIND3_BENIGN_CEILING)
 
 
 @needs_model
