@@ -270,7 +270,7 @@ def test_tiny_pipeline_manifest_fidelity_and_registry(tiny_run, monkeypatch):
         from engine.chat.backends import default_backend_factory
         from engine.llm.backend import GenRequest
         backend = default_backend_factory(store, n_ctx=256, n_threads=1)(manifest["registered"]["name"])
-        gen = backend.generate(GenRequest(messages=[{"role": "user", "content": "Hello"}], max_tokens=4,
+        gen = backend.generate(GenRequest(slot="Mia", messages=[{"role": "user", "content": "Hello"}], max_tokens=4,
                                           temperature=0.0))
         gen.text()
         assert gen.stats.completion_tokens >= 1 and gen.stats.model == manifest["registered"]["name"]
