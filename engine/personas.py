@@ -112,6 +112,12 @@ class Persona:
         )
         return "\n".join(lines)
 
+    def instructions(self, group: list[str], user_name: str = "User") -> str:
+        """The system prompt less its example lines: what a reply must not read back (the copy
+        guard drops a sentence that echoes it); the example lines are the persona's to say."""
+        return "\n".join(line for line in self.system_prompt(group, user_name).split("\n")
+                         if not line.startswith("Things you might say:"))
+
 
 @dataclass
 class PersonaSet:

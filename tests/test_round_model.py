@@ -517,3 +517,41 @@ def test_a_copy_of_a_recent_reply_is_generated_again_on_the_bundled_model(store,
     assert streamed == again.text and not DEFAULT_RULE.copies(again.text, [copy_key(directed.text)])
     assert again.free_retry
     assert req.messages[-1]["content"].startswith("(It is Mia's turn.)")
+
+
+def test_a_sentence_echoing_a_recent_reply_or_the_card_is_dropped_on_the_bundled_model(store, real_backend_for):
+    """The echo filter on llama.cpp: the same greedy request gives the same reply; with one of its
+    later sentences inside a recent reply (behind other words), or inside the companion's own
+    card, the reply is posted without that sentence, nothing of it is streamed, and the rest
+    stays word for word."""
+    from engine.reply.copyguard import copy_key
+    from engine.reply.turn import ReplyResult, Speaker, stream_reply
+    chat = support_chat(store, real_backend_for, temperature=0.0)
+    mia = chat.member("Mia")
+
+    def attempt(recent, who):
+        req = chat.speaker_request(mia, "")
+        req.temperature, req.seed, req.max_tokens = 0.0, 5, 120
+        out = list(stream_reply(real_backend_for(None), req, who, recent=recent))
+        assert isinstance(out[-1], ReplyResult)
+        return out[-1], "".join(out[:-1])
+
+    import re
+    for said in ("My sister and I had a big fight and now she won't talk to me.",
+                 "I failed my driving test again today and I feel stupid.",
+                 "My dog is sick and the vet bills are piling up."):
+        chat.transcript.clear()
+        run_round(chat, said)
+        first, _ = attempt([], chat.speaker(mia))
+        sentences = re.split(r"(?<=[.!?])\s+", first.text)
+        later = [s for s in sentences[1:] if len(s.split()) >= 6]
+        if later:
+            break
+    assert later, first.text  # one of three greedy replies has a later sentence of 6+ words
+    echo = later[0]
+    expected = " ".join(s for s in sentences if s != echo)
+    for recent, who in (([copy_key(f"Something else entirely first. {echo}")], chat.speaker(mia)),
+                        ([], Speaker("Mia", chat.names, "User", framing=f"You are Mia. {echo}"))):
+        result, streamed = attempt(recent, who)
+        assert result.text == expected and result.echoes == 1
+        assert streamed == result.text and echo not in streamed

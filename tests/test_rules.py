@@ -664,3 +664,67 @@ def test_an_auto_director_that_writes_slowly_picks_directives_from_the_menu(tps,
     director.next(state, [])
     assert bool(fake.requests[-1].choices) == (mode == "menu")   # the menu is a constrained choice
     assert Director(fake, directive_mode="free").directive_mode == "free"  # a trained Director's mode stays
+
+
+def test_a_sentence_that_echoes_a_recent_reply_is_dropped_and_never_shown():
+    """Small models often open with words of their own and then post a sentence of the previous
+    reply again ("Mia, I'm so glad you're back home. How have ..."): the reply is posted without
+    the echoed sentence, none of which is streamed; its own sentences stay."""
+    mia = "I'm so glad to hear the move went well. I'll miss our walks by the river, my friend."
+    theo = ("Lisbon, wow! I'll miss our walks by the river, my friend. "
+            "Which neighbourhood will you live in?")
+    said = {"Mia": [mia], "Theo": [theo]}
+    fake = FakeBackend(lambda req: said[req.slot].pop(0))
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="round-robin", max_speakers=2, min_speakers=2),
+                     backend_for=lambda m: fake)
+    ev = run_round(chat, "I'm moving to Lisbon next month.")
+    kept = "Lisbon, wow! Which neighbourhood will you live in?"
+    assert [m.data["text"] for m in events_of(ev, "message")] == [mia, kept]
+    assert "".join(e.data["text"] for e in events_of(ev, "token") if e.data["speaker"] == "Theo") == kept
+
+
+def test_a_reply_that_reads_back_its_own_instructions_loses_those_sentences():
+    """A companion reciting its card ("I'm Theo, the planner of the group.") or the Director's
+    directive is not talking to the user: those sentences go, its example lines may be said,
+    and a reply of nothing but echoes counts as a copy (retried, then dropped)."""
+    group = make_group()
+    theo = group.member("Theo")
+    theo.example_lines = ["One step at a time, and the first step is a small one."]
+    said = {"Mia": ["That sounds like a big change for you, and a brave one too."],
+            "Theo": ["I'm Theo, the planner of the group who talks like a planner. "
+                     "One step at a time, and the first step is a small one. What needs doing first?",
+                     "You are in a small group chat with User (a real person) and the companions Mia, Ada.",
+                     "You are in a small group chat with User (a real person) and the companions Mia and Ada."]}
+    fake = FakeBackend(lambda req: said[req.slot].pop(0))
+    chat = GroupChat(group, settings=ChatSettings(policy="round-robin", max_speakers=2, min_speakers=2),
+                     backend_for=lambda m: fake)
+    ev = run_round(chat, "I'm moving to Lisbon next month.")
+    assert [m.data["text"] for m in events_of(ev, "message")][1] == \
+        "One step at a time, and the first step is a small one. What needs doing first?"
+    said["Mia"].append("What will you pack first, the books or the plants?")
+    ev = run_round(chat, "Theo, what do you think?")
+    assert [e.data["text"] for e in events_of(ev, "notice")][0] == "Theo had nothing new to add."
+    assert said["Theo"] == []
+
+
+@pytest.mark.parametrize("raw", [
+    "Oh! I'll miss our walks by the river, my friend. And you?",
+    "I'll miss our walks by the river, my friend, truly. What a year it was for both of us.",
+    "Lisbon! I'm so glad to hear the move went well, I really am. Tell me more.",
+    "So. I'm so glad to hear the move went well. I'll miss our walks by the river, my friend.",
+])
+def test_streaming_with_echoes_never_shows_what_is_dropped(raw):
+    """Whatever the model writes, the streamed pieces add up to the posted text: an echoed
+    sentence is held while it may still become one, and one already on screen is kept."""
+    from engine.reply.copyguard import DEFAULT_RULE, copy_key
+    from engine.reply.turn import ReplyResult, Speaker, stream_reply
+    from engine.llm.backend import GenRequest
+    recent = [copy_key("I'm so glad to hear the move went well. I'll miss our walks by the river, my friend.")]
+    who = Speaker("Theo", ["Mia", "Theo"], "User", framing="You are Theo, the planner.")
+    req = GenRequest(slot="Theo", messages=[{"role": "user", "content": "(It is Theo's turn.)"}], max_tokens=64)
+    out = list(stream_reply(FakeBackend(lambda r: raw), req, who, recent=recent))
+    result = out[-1]
+    assert isinstance(result, ReplyResult)
+    assert "".join(out[:-1]) == result.text
+    kept = DEFAULT_RULE.drop_echoes(raw, recent, "", ["Mia", "Theo"])
+    assert result.text in (kept[0], "") or result.echoes == 0

@@ -126,7 +126,8 @@ class GroupChat:
             self.store.set_member_muted(self.conversation_id, p.name, muted)
 
     def speaker(self, persona: Persona) -> Speaker:
-        return Speaker(persona.name, self.names, self.settings.user_name)
+        return Speaker(persona.name, self.names, self.settings.user_name,
+                       framing=persona.instructions(self.names, self.settings.user_name))
 
     # -- memory (lorebooks, facts, recall: engine.chat.companion_memory) -------------------------
     @property

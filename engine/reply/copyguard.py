@@ -24,7 +24,8 @@ def copy_key(text: str, names: list[str] | tuple[str, ...] = ()) -> str:
     lead = {n.lower() for n in names}
     while words and words[0] in lead:
         words.pop(0)
-    return " ".join(_PRONOUNS.get(w, w) for w in words)
+    # "I am" is "I'm", "you are" is "you're": the model restates "You are Mia, ..." as "I'm Mia, ..."
+    return re.sub(r"~p (?:am|are|is)\b", "~pbe", " ".join(_PRONOUNS.get(w, w) for w in words))
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,10 @@ class CopyRule:
     contained: float = 0.8   # a reply of 5+ words with this share of its words inside a recent reply...
     block: int = 3           # ... in runs of at least this many words, in order, is a copy too
     retry_as_free_turn: bool = True  # a copy's one retry drops the Director's directive
+    echo_words: int = 5          # a sentence of this many words or more ...
+    echo_contained: float = 0.8  # ... with this share inside a recent reply (runs of ``block``) is an echo
+    framing_words: int = 6       # a sentence of this many words or more ...
+    framing_contained: float = 0.75  # ... with this share inside the speaker's own instructions is an echo
 
     def key(self) -> dict[str, object]:
         return asdict(self)
@@ -53,11 +58,13 @@ class CopyRule:
         return max(SequenceMatcher(None, words, other[:k], autojunk=False).ratio()
                    for k in range(max(1, n - 1), n + 3))
 
-    def _contained(self, words: list[str], other: list[str]) -> float:
+    def _contained(self, words: list[str], other: list[str], open_end: bool = False) -> float:
         """The share of ``words`` found in ``other``, in order, in runs of ``block`` words or more
-        (common words scattered through a long reply do not count)."""
+        (common words scattered through a long reply do not count). ``open_end``: ``words`` is
+        still growing, so a shorter run at its end counts too (it may yet become long enough)."""
         blocks = SequenceMatcher(None, words, other, autojunk=False).get_matching_blocks()
-        return sum(b.size for b in blocks if b.size >= self.block) / max(1, len(words))
+        return sum(b.size for b in blocks if b.size >= self.block or (open_end and b.size and b.a + b.size == len(words))) \
+            / max(1, len(words))
 
     def copies(self, text: str, recent: list[str], names: list[str] | tuple[str, ...] = ()) -> bool:
         """Whether ``text`` repeats one of ``recent`` (already ``copy_key``-ed): the same words;
@@ -99,5 +106,62 @@ class CopyRule:
                 return True
         return False
 
+    def _echo(self, words: list[str], recent: list[list[str]], framing: list[str]) -> bool:
+        """Whether a whole sentence (``copy_key`` words) repeats a recent reply or the speaker's
+        instructions."""
+        if len(words) >= self.echo_words and any(self._contained(words, r) >= self.echo_contained for r in recent):
+            return True
+        return bool(framing) and len(words) >= self.framing_words and \
+            self._contained(words, framing) >= self.framing_contained
+
+    def _may_echo(self, words: list[str], recent: list[list[str]], framing: list[str]) -> bool:
+        """Whether an unfinished sentence may still become an echo: so far inside a source."""
+        if not words:
+            return False
+        for source, share in [*((r, self.echo_contained) for r in recent), (framing, self.framing_contained)]:
+            if not source:
+                continue
+            if len(words) < self.block:
+                if f" {' '.join(words)} " in f" {' '.join(source)} ":
+                    return True
+            elif self._contained(words, source, open_end=True) >= share:
+                return True
+        return False
+
+    def drop_echoes(self, text: str, recent: list[str], framing: str = "", names: list[str] | tuple[str, ...] = (),
+                    *, partial: bool = False, shown: str = "") -> tuple[str, int]:
+        """``text`` without its sentences that repeat a recent reply (``recent``, ``copy_key``-ed)
+        or the speaker's own instructions (``framing``, ``copy_key``-ed: its card and turn note).
+        Returns (text, sentences dropped). ``partial``: ``text`` is still growing, so its last,
+        unfinished sentence is cut while it may still become an echo. A sentence that starts
+        inside ``shown`` (already on screen) is kept: shown text is never taken back."""
+        rec = [r.split() for r in recent if r]
+        fr = framing.split()
+        if not rec and not fr:
+            return text, 0
+        out, dropped, start = "", 0, 0
+        ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+        for end in ends + [len(text)]:
+            if end <= start:
+                continue
+            piece = text[start:end]
+            words = copy_key(piece, names).split()
+            last = end == len(text) and end not in ends
+            rest = shown[len(out):]  # what of ``shown`` this sentence would stand for
+            on_screen = bool(rest.strip()) and (rest.startswith(piece.rstrip()) or piece.startswith(rest))
+            if not on_screen and partial and last and (piece[-1:].isalnum() or piece[-1:] in "'’"):
+                words = words[:-1]  # its last word may be unfinished ("y" of "you're")
+            if not on_screen and partial and last and (not words or self._may_echo(words, rec, fr)):
+                break
+            if not on_screen and not (partial and last) and self._echo(words, rec, fr):
+                dropped += 1
+            else:
+                out += piece
+            start = end
+        return out.strip() if not partial else out.lstrip(), dropped
+
+
+# a sentence ends after . ! ? or … (and any closing quotes or brackets) and the space after it, or at a line break
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*[ \t]+|\n+")
 
 DEFAULT_RULE = CopyRule()

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 from engine.llm.backend import Backend, GenRequest, GenStats
 from engine.reply.cleanup import PARAGRAPH_END, clean_reply, finish_reply, stream_safe
-from engine.reply.copyguard import DEFAULT_RULE, CopyRule
+from engine.reply.copyguard import DEFAULT_RULE, CopyRule, copy_key
 from engine.reply.prompts import Message, turn_note
 
 RETRY_SEED_STEP = 101
@@ -24,6 +24,7 @@ class ReplyResult:
     confused: bool = False       # the model wrote as someone else (that part was cut)
     stats: GenStats = field(default_factory=GenStats)
     copies: int = 0              # copies of a recent reply dropped on the way
+    echoes: int = 0              # sentences dropped from the kept text as echoes (recent replies, own prompt)
     free_retry: bool = False     # the kept text is a copy's retry, written without the directive
 
 
@@ -33,6 +34,7 @@ class Speaker:
     name: str
     names: list[str]             # every member of the group, this speaker included
     user_name: str
+    framing: str = ""            # its instructions (``Persona.instructions``): a reply must not read them back
 
     @property
     def others(self) -> list[str]:
@@ -40,6 +42,12 @@ class Speaker:
 
     def free_turn(self) -> Message:
         return turn_note(self.name, "", (*self.names, self.user_name))
+
+    def echo_source(self, req: GenRequest) -> str:
+        """What a sentence of its reply must not echo, ``copy_key``-ed: its instructions and the
+        turn note it answers (the Director's directive)."""
+        note = req.messages[-1]["content"] if req.messages and req.messages[-1].get("role") == "user" else ""
+        return copy_key(f"{self.framing}\n{note}", self.names)
 
 
 def retry_request(req: GenRequest, free_turn: Message | None = None) -> GenRequest:
@@ -69,6 +77,7 @@ def stream_reply(backend: Backend, req: GenRequest, who: Speaker, *, recent: lis
     prefilled = 0
     gen: Any = None
     for _attempt in range(2):
+        framing = who.echo_source(req)  # a copy's retry answers another turn note
         gen = backend.generate(req, cancel)
         raw, shown, copied = "", "", False
         t_first = t_last = 0.0
@@ -86,6 +95,8 @@ def stream_reply(backend: Backend, req: GenRequest, who: Speaker, *, recent: lis
                     copied = True  # a copy: stop here, nothing of it was shown
                     break
                 continue
+            # a sentence echoing a recent reply or the prompt is held while it may, then dropped
+            visible, _ = rule.drop_echoes(visible, recent, framing, who.names, partial=True, shown=shown)
             safe = stream_safe(visible)  # nothing that may still be cut is shown
             if safe.startswith(shown) and len(safe) > len(shown):
                 first_token = first_token or time.perf_counter() - t0
@@ -97,6 +108,10 @@ def stream_reply(backend: Backend, req: GenRequest, who: Speaker, *, recent: lis
                                                                  gen.stats.stopped)
         if not shown and text and rule.copies(text, recent, who.names):  # short, and whole: "I'm here."
             text, copied = "", True
+        text, echoes = rule.drop_echoes(text, recent, framing, who.names, shown=shown)
+        result.echoes += echoes
+        if echoes and not text:  # nothing but echoes: a copy
+            copied = True
         result.copies += copied
         result.text, result.confused = text, confused
         if text.startswith(shown) and len(text) > len(shown):
@@ -145,6 +160,10 @@ def batch_replies(gen: Any, jobs: list[ReplyJob], cancel: threading.Event | None
         job, res = jobs[i], results[i]
         text, confused = finish_reply(r.text, job.who.name, job.who.others, job.who.user_name, r.stopped)
         copied = bool(text) and rule.copies(text, job.recent, job.who.names)
+        if not copied:
+            text, echoes = rule.drop_echoes(text, job.recent, job.who.echo_source(job.req), job.who.names)
+            res.echoes += echoes
+            copied = echoes > 0 and not text  # nothing but echoes: a copy
         res.copies += copied
         res.text, res.confused = ("", False) if copied else (text.strip(), confused)
         res.stats = GenStats(prompt_tokens=r.prompt_tokens, prefilled_tokens=res.stats.prefilled_tokens
