@@ -5,7 +5,8 @@
 
 Three heads (engine/safety/heads.py): ``risk`` (concern or higher), ``high`` (urgent or higher),
 ``emer`` (emergency). Each is the sum of two class-balanced, L2-regularised logistic regressions,
-one over the numpy all-MiniLM-L6-v2 embedding (the same code the app runs) and one over hashed
+one over the numpy all-MiniLM-L6-v2 embedding (the same code the app runs; German and French
+messages embedded as their English gloss, engine/safety/gloss.py, unless ``--no-gloss``) and one over hashed
 character n-grams (engine/safety/features.py), each logit divided by the spread of its
 out-of-fold logits. A message is scored whole and clause by clause, the highest counts.
 
@@ -58,12 +59,14 @@ def fit_lr(x, y: np.ndarray, c: float, sparse: bool):
 class Data:
     """Every text to score (the messages and their clauses), embedded once."""
 
-    def __init__(self, rows: list[ex.Exemplar], model: learned.MiniLM):
+    def __init__(self, rows: list[ex.Exemplar], model: learned.MiniLM, use_gloss: bool = True):
+        from engine.safety.gloss import for_encoder
         self.parts = [heads_mod.texts_to_score(e.text) for e in rows]
         texts = sorted({t for p in self.parts for t in p})
         self.row = {t: i for i, t in enumerate(texts)}
+        read = for_encoder if use_gloss else (lambda t: t)  # German and French: their English gloss
         with learned._one_blas_thread():
-            self.emb = np.stack([model._one(model.tokenizer.encode(t)) for t in texts])
+            self.emb = np.stack([model._one(model.tokenizer.encode(read(t))) for t in texts])
         self.char = char_matrix(texts)
 
     def whole(self, rows: np.ndarray) -> list[int]:
@@ -172,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump: use these instead of the budgets (the shipped"
                          " ones: 3.0,0.4,99,2.1; see docs/safety.md)")
+    ap.add_argument("--no-gloss", action="store_true",
+                    help="embed German and French as written, not as their English gloss (the old layer)")
     a = ap.parse_args(argv)
     model = learned.encoder()
     if model is None:
@@ -183,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     levels = np.array([RANK[e.level] for e in rows])
     cats = np.array([e.category for e in rows])
     langs = np.array([e.lang for e in rows])
-    data = Data(rows, model)
+    data = Data(rows, model, use_gloss=not a.no_gloss)
     folds = np.array([int(hashlib.sha1(e.text.encode()).hexdigest(), 16) % 5 for e in rows])
     rules = np.array([RANK[assess_rules(e.text).level] for e in rows])
     z, sd = out_of_fold(data, levels, folds)
@@ -205,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             "embedder": learned.EMBEDDER, "heads": list(heads_mod.HEADS),
             "fitted_on": f"{' + '.join(ex.FITTED)} splits, {len(rows)} messages",
             "C": {"embedding": C_EMB, "char": C_CHAR},
+            "gloss": not a.no_gloss,
             "thresholds_given": a.thresholds,
             "budgets": {"risk": a.risk_budget, "high": a.high_budget,
                         "concern": a.concern_budget, "emer": a.emer_budget},

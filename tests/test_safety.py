@@ -1086,3 +1086,36 @@ def test_shipped_screen_on_the_dev_split():
     assert hits / total >= 0.97, f"{hits}/{total} emergency and urgent dev messages"
     hits, total = s.rate(("idiom", "everyday"), "concern")
     assert hits / total <= 0.05, f"{hits}/{total} idioms and everyday dev messages flagged"
+
+
+# --- the English gloss of German and French messages (engine/safety/gloss.py) ----------------------
+
+def test_german_and_french_messages_are_glossed_into_english_words():
+    from engine.safety.gloss import for_encoder
+    de = for_encoder("ich hab heute alle meine Schlaftabletten genommen")
+    assert {"i", "have", "all", "my", "sleeping", "pills", "taken"} <= set(de.lower().split()), de
+    fr = for_encoder("j'ai avalé tous mes cachets ce soir")
+    assert {"i", "swallowed", "all", "my", "pills"} <= set(fr.lower().split()), fr
+    assert for_encoder("I took all my pills tonight") == "I took all my pills tonight"  # English as it is
+
+
+def test_the_gloss_reads_compounds_and_spellings_without_umlauts():
+    from engine.safety.gloss import gloss
+    assert "roof" in gloss("bin aufm Parkhausdach", "de")              # Parkhaus|dach
+    assert gloss("ich bin so muede", "de") == gloss("ich bin so müde", "de")
+
+
+def test_the_gloss_knows_the_language_of_almost_every_exemplar():
+    """The encoder reads a gloss only for German and French: a wrong guess would gloss English."""
+    from engine.safety.gloss import language
+    rows = [e for e in exemplars.load() if e.split in exemplars.FITTED]
+    wrong = [e.text for e in rows if language(e.text) != e.lang]
+    assert len(wrong) <= 0.01 * len(rows), wrong[:10]
+
+
+@needs_model
+def test_the_shipped_layer_reads_german_and_french_through_the_gloss():
+    from engine.safety import learned
+    heads = learned.classifier()
+    assert heads.meta["gloss"] is True
+    assert learned.encoder_text("je suis sur le toit", heads) != "je suis sur le toit"

@@ -287,12 +287,21 @@ def scores(text: str) -> dict[str, float] | None:
         model = encoder()
         if model is None:
             return None
-        ids = [model.tokenizer.encode(t) for t in parts]
+        ids = [model.tokenizer.encode(encoder_text(t, heads)) for t in parts]
         if len(ids[0]) > MAX_LEARNED_TOKENS:
             return None
         vecs = [model._one(i) for i in ids]
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
     return {h: float(z[i]) for i, h in enumerate(heads_mod.HEADS)}
+
+
+def encoder_text(text: str, heads: heads_mod.Heads) -> str:
+    """What the encoder reads: German and French as their English gloss (``gloss.py``) when the
+    heads were fitted that way."""
+    if heads.meta.get("gloss"):
+        from .gloss import for_encoder
+        return for_encoder(text)
+    return text
 
 
 def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str) -> str:
