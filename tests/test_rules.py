@@ -307,6 +307,10 @@ STREAM_CASES = [
     "(Theo, add a point nobody has made yet)\nIt is okay to rest. (smiles) Really.",
     "That sounds heavy.\n- Sam: \"I'm not sure I understand.\"",
     "Rest counts too.\nSam (Rex): \"Your dog is Rex.\"",
+    "I don't know what to say. (It is Mia's turn.) You can do it!",
+    "I'm happy to help.\n(In character, you can add a bit of personality and humor.)",
+    "Reply now as Mia. (laughs) Always remember to rest.",
+    "In character:\nI'm here to help, and you're in the right place.",
 ]
 
 
@@ -728,3 +732,19 @@ def test_streaming_with_echoes_never_shows_what_is_dropped(raw):
     assert "".join(out[:-1]) == result.text
     kept = DEFAULT_RULE.drop_echoes(raw, recent, "", ["Mia", "Theo"])
     assert result.text in (kept[0], "") or result.echoes == 0
+
+
+def test_pieces_of_the_turn_note_are_cut_from_a_reply():
+    """The turn note echoed in pieces is not the companion talking: "(It is Mia's turn.)",
+    "(In character, ...)", a leading "Reply now as Mia." or "In character:" (seen in the v12
+    evaluation's replies); the rest stays, without stray punctuation, and an ellipsis stays."""
+    cut = lambda raw: clean_reply(raw, "Mia", ["Theo"], "User")[0]  # noqa: E731
+    assert cut("I don't know what to say. (It is Mia's turn.) You can do it!") == \
+        "I don't know what to say. You can do it!"
+    assert cut("I'm happy to help.\n(In character, you can add a bit of personality.)") == "I'm happy to help."
+    assert cut("Reply now as Mia. (laughs) Rest is allowed.") == "(laughs) Rest is allowed."
+    assert cut("Reply now as Mia.") == ""
+    assert cut("In character:\nYou're in the right place.") == "You're in the right place."
+    assert cut("(I am Mia, briefly in character)…") == ""
+    assert cut("Well... I stayed in character all evening, as the play needed.") == \
+        "Well... I stayed in character all evening, as the play needed."

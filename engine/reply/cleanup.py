@@ -31,6 +31,10 @@ _NOTE_ECHO = re.compile(r"(?:^|(?<=[.!?…])\s+)\s*(?:(?:reply (?:now as|to) )?[
                         re.IGNORECASE)
 
 
+_TURN_ECHO = re.compile(r"\s*\((?:\s*(?:it is|it's|you are)\s+[A-Za-z]{1,20}'s turn\.?\s*|"
+                        r"[^()\n]{0,40}\bin character\b[^()\n]{0,80})\)", re.IGNORECASE)
+
+
 def stream_safe(visible: str) -> str:
     """The longest start of ``visible`` (a cleaned, growing reply) that no later text can make
     cleanup cut (see ``clean_reply``)."""
@@ -40,7 +44,7 @@ def stream_safe(visible: str) -> str:
     if _LEAD_LABEL.fullmatch(visible) or _LEAD_NAMES.fullmatch(visible):
         return ""
     lead = " ".join(visible.lower().split())
-    if lead and (NOTE_TAIL.startswith(lead) or "reply now as".startswith(lead)
+    if lead and (NOTE_TAIL.startswith(lead) or "reply now as".startswith(lead) or "in character:".startswith(lead)
                  or (lead.startswith("reply now as") and len(lead) < 44)):
         return ""  # may still become an echo of the turn note (cut by cleanup)
     cut = len(visible)
@@ -100,6 +104,12 @@ def _clean_once(text: str, speaker: str, others: list[str], user_name: str) -> t
     text = re.sub(rf"^\s*{re.escape(speaker)}\s*,\s*", "", text, flags=re.IGNORECASE)
     # The turn note's own words, "(Reply now as Mia,) briefly and in character.", as a sentence
     text = _NOTE_ECHO.sub("", text)
+    # ... or in pieces: "(It is Ruth's turn.)", "(In character, add some humour.)", a leading
+    # "Reply now as Omar." or "In character:" (an open "(" and these leads are held while streaming)
+    text = _TURN_ECHO.sub("", text)
+    text = re.sub(r"^\s*(?:reply now as [A-Za-z]{1,20}\s*[.!:](?=\s|$)|in character\s*:)\s*", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"^[\s.…]+$|\s+(?=[.!?,])|(?<=[!?])\.(?!\.)", "", text)  # what a cut leaves: " .", "!.", a lone "…"
+    text = re.sub(r"(?<!\.)\.\.(?!\.)", ".", text)
     if names:
         # a line in the style of the memory notes, "- Later, User said: ...": someone else's words
         m = re.search(rf"(?:^|\n)\s*[-*•]\s*[^\n]{{0,24}}\b(?:{alt})\s+(?:said|says|told)\b", text, flags=re.IGNORECASE)
