@@ -3,10 +3,10 @@
 Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
 fiction, everyday: no risk), ``level`` (what the screen should say), ``source`` (who wrote it:
 ``v1`` the first rules' author, ``blind1`` the first blind set's author, ``bank2`` the second
-bank's author, ``bank3`` the third round's bank; see docs/safety.md) and ``split``: ``train``
+bank's author, ``bank3`` and ``bank4`` the third and fourth rounds' banks; see docs/safety.md) and ``split``: ``train``
 and ``dev`` (v1; ``dev`` was tuned on), ``dev2`` (blind1, folded in once it had been scored),
 and ``holdout``: a quarter of blind1 and bank2, fixed from a hash of the language and text,
-that nothing is fitted or tuned on. The blind sets (``blind2``, ``blind3``) are files of their
+that nothing is fitted or tuned on. The blind sets (``blind2`` to ``blind5``) are files of their
 own, written by someone who never saw the screen, and are the measures in docs/safety.md.
 """
 
@@ -28,7 +28,7 @@ BENIGN = ("idiom", "fiction", "everyday")
 CATEGORIES = RISK + BENIGN
 LANGS = ("en", "de", "fr")
 RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
-SPLITS = ("train", "dev", "dev2", "holdout", "blind2", "blind3")  # blind2/3: own files, never tuned on
+SPLITS = ("train", "dev", "dev2", "holdout", "blind2", "blind3", "blind4", "blind5")  # blind*: own files, never tuned on
 FITTED = ("train", "dev", "dev2")           # what the learned layer is fitted on
 _LEVEL_OF = {"emergency": "emergency", "urgent": "urgent", "concern": "concern"}
 
@@ -58,6 +58,20 @@ def blind3_path() -> Path:
     the project until the third round's screen was frozen (27965b8), scored once; never fitted
     or tuned on."""
     return assets_dir() / "safety" / "blind3.jsonl"
+
+
+def blind4_path() -> Path:
+    """The fourth blind set: written by someone who saw only the level definitions, kept outside
+    the project until the fourth round's screen (the English gloss) was frozen (5a3fb26), scored
+    once; never fitted or tuned on (the fourth round's second step, bank4, was written after its
+    misses were read: docs/safety.md)."""
+    return assets_dir() / "safety" / "blind4.jsonl"
+
+
+def blind5_path() -> Path:
+    """The fifth blind set: as the fourth, kept outside the project until the screen fitted on
+    bank4 was frozen, scored once; never fitted or tuned on."""
+    return assets_dir() / "safety" / "blind5.jsonl"
 
 
 @lru_cache(maxsize=4)
