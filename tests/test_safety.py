@@ -943,13 +943,13 @@ def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
 # learned layer is never fitted on and the thresholds never chosen on.
 
 
-# Floors a little under the measurement of the third round's screen (27965b8, then `high` -0.15 for
-# a probe; docs/safety.md): 91/136 (67%) emergency + urgent flagged urgent (en 41/62, de 21/34, fr 29/40),
-# 20/63 emergencies as emergencies, 8/112 idioms + everyday flagged (the target is 5%).
-HOLDOUT_FLOOR = 0.65
+# Floors a little under the measurement of the fourth round's screen (871737b; docs/safety.md):
+# 95/136 (70%) emergency + urgent flagged urgent (en 42/62, de 23/34, fr 30/40), 20/63 emergencies
+# as emergencies, 7/112 idioms + everyday flagged (the target is 5%).
+HOLDOUT_FLOOR = 0.68
 EMERGENCY_FLOOR = 0.28
-LANG_FLOORS = (("en", 0.63), ("de", 0.58), ("fr", 0.72))
-BENIGN_CEILING = 0.075
+LANG_FLOORS = (("en", 0.65), ("de", 0.65), ("fr", 0.72))
+BENIGN_CEILING = 0.07
 
 
 @pytest.fixture(scope="module")
@@ -980,7 +980,7 @@ def test_issue_21_recall_target_on_the_holdout_split(holdout_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="the screen flags 8/112 (7%) idioms and everyday messages of "
+@pytest.mark.xfail(strict=True, reason="the screen flags 7/112 (6%) idioms and everyday messages of "
                                        "the holdout split (docs/safety.md)")
 def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
     hits, total = holdout_scores.rate(("idiom", "everyday"), "concern")
@@ -990,15 +990,15 @@ def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
 # --- the second blind set (assets/safety/blind2.jsonl, docs/safety.md) ------------------------------
 # 381 messages written by someone who never saw the screen, its rules or its exemplars; scored once,
 # on the screen frozen at 4a78a0a: 71/152 (47%) emergency + urgent flagged urgent, 11/133 idioms +
-# everyday flagged. The third round's screen (27965b8): 99/152 (65%; en 52/64, de 22/44, fr
-# 25/44), 20/59 emergencies as emergencies, 13/133 idioms + everyday flagged; but its bank's
-# authors had read the blind2 misses listed in docs/safety.md, so this is no longer a clean
-# measure (blind3 is). Floors a little under it guard against regressions; nothing may be tuned
-# on this file.
-BLIND2_FLOOR = 0.62
-BLIND2_LANG_FLOORS = (("en", 0.78), ("de", 0.47), ("fr", 0.54))
+# everyday flagged. The fourth round's screen (871737b): 100/152 (66%; en 48/64, de 26/44, fr
+# 26/44), 20/59 emergencies as emergencies, 11/133 idioms + everyday flagged; but the third
+# bank's authors had read the blind2 misses listed in docs/safety.md, so this is no longer a
+# clean measure (blind5 is). Floors a little under it guard against regressions; nothing may be
+# tuned on this file.
+BLIND2_FLOOR = 0.64
+BLIND2_LANG_FLOORS = (("en", 0.72), ("de", 0.56), ("fr", 0.56))
 BLIND2_EMERGENCY_FLOOR = 0.30
-BLIND2_BENIGN_CEILING = 0.10
+BLIND2_BENIGN_CEILING = 0.09
 
 
 @pytest.fixture(scope="module")
@@ -1032,8 +1032,8 @@ def test_shipped_screen_on_the_second_blind_set(blind2_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set: 65% of "
-                                       "emergency + urgent flagged urgent, 10% of idioms + everyday flagged")
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set: 66% of "
+                                       "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
     hits, total = blind2_scores.rate(("emergency", "urgent"), "urgent")
     benign, n_benign = blind2_scores.rate(("idiom", "everyday"), "concern")
@@ -1045,11 +1045,12 @@ def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
 # who was given the level definitions only; kept outside the project until the third round's
 # screen was frozen (27965b8) and scored once: 94/167 (56%) emergency + urgent flagged urgent (en
 # 41/55, de 21/56, fr 32/56), 21/66 emergencies as emergencies, 11/143 idioms + everyday flagged
-# (the screen before the round: 67/167, 10/143). Floors a little under that; never tune on it.
-BLIND3_FLOOR = 0.54
-BLIND3_LANG_FLOORS = (("en", 0.72), ("de", 0.35), ("fr", 0.55))
+# (the screen before the round: 67/167, 10/143). The fourth round's screen (871737b): 112/167 (67%;
+# en 40/55, de 33/56, fr 39/56), 21/66, 10/143. Floors a little under that; never tune on it.
+BLIND3_FLOOR = 0.65
+BLIND3_LANG_FLOORS = (("en", 0.70), ("de", 0.56), ("fr", 0.67))
 BLIND3_EMERGENCY_FLOOR = 0.30
-BLIND3_BENIGN_CEILING = 0.08
+BLIND3_BENIGN_CEILING = 0.075
 
 
 @pytest.fixture(scope="module")
@@ -1071,11 +1072,80 @@ def test_shipped_screen_on_the_third_blind_set(blind3_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the third blind set: 56% of "
-                                       "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the third blind set: 67% of "
+                                       "emergency + urgent flagged urgent, 7% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
     hits, total = blind3_scores.rate(("emergency", "urgent"), "urgent")
     benign, n_benign = blind3_scores.rate(("idiom", "everyday"), "concern")
+    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+
+
+# --- the fourth and fifth blind sets (docs/safety.md, "Fourth round") -------------------------------
+# Both written by someone given the level definitions only and kept outside the project until the
+# screen was frozen. blind4 (415 messages) was scored once on the gloss screen (5a3fb26); its misses
+# were then read and the fourth bank written to their kinds, so it is no longer clean: the fourth
+# round's final screen (871737b) flags 119/167 (71%; en 39/55, de 37/56, fr 43/56), 22/65
+# emergencies as emergencies, 8/141 idioms + everyday. blind5 (413 messages) was scored once on that
+# final screen: 99/167 (59%; en 33/56, de 27/56, fr 39/55), 17/65, 10/141 (the third round's
+# screen: 99/167, 10/141). Floors a little under; never tune on either file.
+BLIND4_FLOOR = 0.69
+BLIND4_LANG_FLOORS = (("en", 0.69), ("de", 0.63), ("fr", 0.74))
+BLIND4_EMERGENCY_FLOOR = 0.30
+BLIND4_BENIGN_CEILING = 0.065
+BLIND5_FLOOR = 0.57
+BLIND5_LANG_FLOORS = (("en", 0.57), ("de", 0.46), ("fr", 0.69))
+BLIND5_EMERGENCY_FLOOR = 0.24
+BLIND5_BENIGN_CEILING = 0.075
+
+
+@pytest.fixture(scope="module")
+def blind4_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind4_path())), assess)
+
+
+@pytest.fixture(scope="module")
+def blind5_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind5_path())), assess)
+
+
+@pytest.mark.parametrize("which", ["blind4", "blind5"])
+def test_blind4_and_blind5_are_apart_from_everything_the_screen_learned_from(which):
+    path = {"blind4": exemplars.blind4_path, "blind5": exemplars.blind5_path}[which]()
+    blind = exemplars.load(path)
+    assert len(blind) >= 400 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
+    norm = lambda t: " ".join(t.lower().split())  # noqa: E731
+    seen = {norm(e.text) for e in exemplars.load()}
+    for other in (exemplars.blind2_path(), exemplars.blind3_path(), exemplars.blind4_path()):
+        if other != path:
+            seen |= {norm(e.text) for e in exemplars.load(other)}
+    assert not [e.text for e in blind if norm(e.text) in seen]
+
+
+@needs_model
+def test_shipped_screen_on_the_fourth_blind_set(blind4_scores):
+    assert_floors(blind4_scores, BLIND4_FLOOR, BLIND4_LANG_FLOORS, BLIND4_EMERGENCY_FLOOR, BLIND4_BENIGN_CEILING)
+
+
+@needs_model
+def test_shipped_screen_on_the_fifth_blind_set(blind5_scores):
+    assert_floors(blind5_scores, BLIND5_FLOOR, BLIND5_LANG_FLOORS, BLIND5_EMERGENCY_FLOOR, BLIND5_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fifth blind set: 59% of "
+                                       "emergency + urgent flagged urgent, 7% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_fifth_blind_set(blind5_scores):
+    hits, total = blind5_scores.rate(("emergency", "urgent"), "urgent")
+    benign, n_benign = blind5_scores.rate(("idiom", "everyday"), "concern")
+    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fourth blind set: 71% of "
+                                       "emergency + urgent flagged urgent, 6% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_fourth_blind_set(blind4_scores):
+    hits, total = blind4_scores.rate(("emergency", "urgent"), "urgent")
+    benign, n_benign = blind4_scores.rate(("idiom", "everyday"), "concern")
     assert hits / total >= 0.97 and benign / n_benign <= 0.05
 
 
