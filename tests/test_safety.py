@@ -767,6 +767,34 @@ def test_behaviour_in_progress_is_an_emergency(text):
 
 
 @pytest.mark.parametrize("text", [
+    "sitze im Auto in der Garage, der Motor läuft, das Tor ist zu",
+    "hab den Holzkohlegrill im Bad angemacht und die Tür abgeklebt",
+    "das Seil ist am Dachbalken, ich steh auf dem Stuhl",
+    "je suis dans le garage, le moteur tourne depuis 20 minutes",
+    "j'ai allumé le barbecue dans la chambre et calfeutré la fenêtre",
+    "I lit the charcoal in the bathroom and taped the door shut",
+    "got the rope over the beam. standing on a chair",
+])
+def test_exhaust_charcoal_and_a_noose_ready_are_emergencies_in_any_word_order(text):
+    """Behaviour in progress told by its setting (exhaust or charcoal in a closed space, a noose
+    with something to stand on), whatever comes first in the message."""
+    assert assess(text).level == "emergency", assess(text)
+
+
+@pytest.mark.parametrize("text", [
+    "ich steh auf dem Stuhl um die Glühbirne zu wechseln, das Seil vom Vorhang hängt runter",
+    "wir grillen heute mit Holzkohle im Garten", "Auto steht in der Garage, Motor springt nicht an",
+    "auto in der garage, motor läuft nicht mehr, muss in die werkstatt",
+    "on fait un barbecue au charbon ce soir chez Paul", "je suis sur l'escabeau pour changer l'ampoule",
+    "je suis monté sur l'échelle avec la corde pour attacher la bâche du toit",
+    "we had a bbq with charcoal in the garden", "I'm standing on a chair to hang the curtain rope",
+    "I sealed the windows for winter and bought charcoal for the grill next summer",
+])
+def test_everyday_garages_grills_and_ropes_are_not_emergencies(text):
+    assert assess(text).level != "emergency", assess(text)
+
+
+@pytest.mark.parametrize("text", [
     "I took my pills this morning like the doctor said",
     "I'm standing on the bridge taking photos of the sunset",
     "I used to take too many pills years ago",

@@ -131,10 +131,19 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|\b(?:stehe|sitze|bin|hocke) (?:\w+ ){0,3}auf der anderen seite (?:vom|von dem"
                r"|des) gelander\b", "e"),
         (0.95, r"\b(?:seil|strick|schlinge|gurtel) (?:\w+ ){0,2}(?:hangt|ist fest|ist"
-               r" festgemacht|um den hals|um meinen hals)\b", "e"),
+               r" festgemacht|um den hals|um meinen hals)\b(?!.*\b(?:vorhang|lampe|gluhbirne|schaukel"
+               r"|wasche|plane|zelt|boot)\b)", "e"),
         (0.95, r"\bbin (?:\w+ ){0,3}gesprungen\b(?=.*\b(?:beine|bewegen|blut|schmerz\w*|rucken)\b)",
          "fe"),
         (0.95, r"\bauto (?:\w+ ){0,3}motor (?:\w+ ){0,3}(?:lauft|an)\b(?=.*\bgarage\b)", "e"),
+        # exhaust or charcoal in a closed space, a noose and something to stand on: in any order
+        (0.95, r"^(?=.*\b(?:tief)?garage\b)(?!.*\b(?:springt|kaputt|werkstatt|reparier\w*)\b).*?"
+               r"\bmotor (?:\w+ ){0,1}(?:lauft|laufen|angelassen)\b", "e"),
+        (0.95, r"^(?=.*\b(?:holzkohle\w*|kohlegrill|grill|kohle)\b)(?=.*\b(?:angemacht|angezundet"
+               r"|brennt|gluht)\b).*?\b(?:abgeklebt|abgedichtet|zugeklebt|verklebt)\b", "e"),
+        (0.95, r"^(?=.*\b(?:seil|strick|schlinge)\b)(?!.*\b(?:gluhbirne|lampe|vorhang|regal|kletter\w*"
+               r"|turnhalle|schaukel|plane|zelt|boot|wasche)\b).*?\b(?:stehe|steh|bin) (?:\w+ ){0,2}auf (?:dem |der |einem |einer )?"
+               r"(?:stuhl|hocker|leiter|trittleiter|kiste|eimer)\b", "e"),
         (0.95, r"\b(?:habe|hab|ich) (?:\w+ ){0,4}uberdosis (?:\w+ ){0,3}(?:genommen|geschluckt"
                r"|eingeworfen)\b", "e"),
         # explicit

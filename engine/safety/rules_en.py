@@ -308,6 +308,12 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:rope|noose|belt|cord) (?:\w+ ){0,3}(?:is tied|is ready|is up|around my"
                r" neck)\b|\bwith it around my neck\b", "e"),
         (0.95, r"\bengine running\b(?=.*\bgarage\b)|\bgarage\b(?=.*\bengine running\b)", "e"),
+        # charcoal in a sealed room, a noose and something to stand on: in any order
+        (0.95, r"^(?=.*\b(?:charcoal|barbecue|bbq|grill)\b)(?=.*\b(?:lit|lighting|burning|lighted)\b)"
+               r"(?!.*\b(?:garden|outside|backyard|patio|park|yard)\b).*?\b(?:taped|sealed)\b", "e"),
+        (0.95, r"^(?=.*\b(?:rope|noose)\b)(?!.*\b(?:bulb|lamp|curtain|shelf|climbing|gym|swing|boat"
+               r"|tent)\b).*?\b(?:standing|stood|i am|am|up) (?:\w+ ){0,2}on (?:a |the |my )?(?:chair|stool"
+               r"|ladder|stepladder|box|bucket)\b", "e"),
         (0.95, r"\b(?:gun|knife|blade|razor|pistol|rifle) in my hand\b(?=.*\b(?:now|right now)\b)"
                r"|\b(?:gun|knife|blade|razor|pistol) (?:to|against) my (?:head|wrist|wrists|throat"
                r"|neck|chest)\b|\b(?:gun|pistol|barrel|muzzle) (?:is )?in my mouth\b", "e"),

@@ -133,6 +133,14 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:corde|noeud) (?:\w+ ){0,2}(?:est )?(?:accrochee|attachee|prete|autour de mon"
                r" cou)\b", "e"),
         (0.95, r"\bmoteur (?:\w+ ){0,3}(?:tourne|allume)\b(?=.*\bgarage\b)", "e"),
+        # exhaust or charcoal in a closed space, a noose and something to stand on: in any order
+        (0.95, r"^(?=.*\bgarage\b)(?!.*\b(?:demarre pas|panne|garagiste|repar\w*)\b).*?\bmoteur"
+               r" (?:\w+ ){0,2}(?:tourne|allume)\b", "e"),
+        (0.95, r"^(?=.*\b(?:barbecue|charbon|braises?)\b)(?=.*\b(?:allume|allumee|brule)\b).*?"
+               r"\b(?:calfeutre\w*|scotche\w*|colmate\w*|bouche les)\b", "e"),
+        (0.95, r"^(?=.*\b(?:corde|noeud coulant)\b)(?!.*\b(?:ampoule|lampe|rideau|etagere|escalade"
+               r"|balancoire|bache|linge|tente|bateau|voilier)\b).*?\b(?:je suis|suis|debout|monte|montee) (?:\w+ ){0,2}sur (?:la |le |une |un"
+               r" |mon |ma )?(?:chaise|tabouret|escabeau|echelle)\b", "e"),
         # explicit
         (0.95, r"\bme " + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
                r"|du|dans|par)|noyer|empoisonner|flinguer|buter|tirer une balle)\b", "f"),
