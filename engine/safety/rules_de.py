@@ -130,7 +130,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" (?:\w+ )?" + _HIGH + r"\b(?!.*\b(?:foto\w*|aussicht|sonnenuntergang|selfie)\b)"
                r"|\b(?:stehe|sitze|bin|hocke) (?:\w+ ){0,3}auf der anderen seite (?:vom|von dem"
                r"|des) gelander\b", "e"),
-        (0.95, r"\b(?:seil|strick|schlinge|gurtel) (?:\w+ ){0,2}(?:hangt|ist fest|ist"
+        (0.95, r"\b(?:seil|strick|schlinge|gurtel) (?!(?:\w+ ){0,2}(?:vorhang|lampe|schaukel|wasche)\b)"
+               r"(?:\w+ ){0,2}(?:hangt|ist fest|ist"
                r" festgemacht|um den hals|um meinen hals)\b(?!.*\b(?:vorhang|lampe|gluhbirne|schaukel"
                r"|wasche|plane|zelt|boot)\b)", "e"),
         (0.95, r"\bbin (?:\w+ ){0,3}gesprungen\b(?=.*\b(?:beine|bewegen|blut|schmerz\w*|rucken)\b)",
