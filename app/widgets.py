@@ -135,11 +135,13 @@ class Banner(QFrame):
         self.closed.emit()
 
 
-def resources_html(resources: list[dict]) -> str:
-    """Crisis resources as a short HTML list (name, contact, link)."""
+def resources_html(resources: list[dict], lang: str = "en") -> str:
+    """Crisis resources as a short HTML list (name, contact in ``lang``, link)."""
+    from engine.safety import localise_contact
     items = []
     for r in resources[:5]:
-        line = f"<b>{html.escape(r.get('name', ''))}</b> — {html.escape(r.get('contact', ''))}"
+        contact = localise_contact(r.get("contact", ""), lang)
+        line = f"<b>{html.escape(r.get('name', ''))}</b> — {html.escape(contact)}"
         url = r.get("url")
         if url and url.startswith(("https://", "http://")):
             line += f" · <a href=\"{html.escape(url)}\">{html.escape(url.split('://', 1)[1].rstrip('/'))}</a>"

@@ -32,6 +32,22 @@ from .session import ChatSession
 from .sidebar import Sidebar
 from .widgets import CardDropTarget, Banner, icon_button, resources_html
 
+# The crisis banner's own words, in the language the user wrote in (the number and resources
+# come with the safety event; the disclosure and screening note stay in the app's language).
+CRISIS_TEXT = {
+    "en": {"emergency": "This is an emergency.", "support": "You deserve support right now. Real people can help:",
+           "call_first": "Call before anything else, or ask someone near you to call. If someone else is in "
+                         "danger, call for them."},
+    "de": {"emergency": "Das ist ein Notfall.", "support": "Du verdienst jetzt Unterstützung. Echte Menschen "
+                                                           "können helfen:",
+           "call_first": "Ruf an, bevor du irgendetwas anderes tust, oder bitte jemanden in deiner Nähe "
+                         "anzurufen. Wenn jemand anderes in Gefahr ist, ruf für diese Person an."},
+    "fr": {"emergency": "C'est une urgence.", "support": "Tu mérites du soutien maintenant. De vraies personnes "
+                                                         "peuvent t'aider :",
+           "call_first": "Appelle avant toute autre chose, ou demande à quelqu'un près de toi d'appeler. Si "
+                         "quelqu'un d'autre est en danger, appelle pour cette personne."},
+}
+
 # The first-run choice (docs/models.md): the bundled model now, or a model that fits this computer.
 FIRST_RUN_MODELS = ("Mascot starts on its small bundled model (SmolLM2 135M): it runs on any computer, but "
                     "its replies are often generic. <a href=\"get\">Get a model that fits this computer</a> "
@@ -304,17 +320,18 @@ class MainWindow(CardDropTarget, QMainWindow):
         call = event.get("emergency")
         if call:  # behaviour in progress: the emergency number first, in large type
             resources = sorted(resources, key=lambda r: not r.get("emergency"))
-        body = resources_html(resources)
+        lang = event.get("lang") if event.get("lang") in CRISIS_TEXT else "en"
+        words = CRISIS_TEXT[lang]
+        body = resources_html(resources, lang)
         note = f"{event.get('disclosure') or DISCLOSURE} {SCREENING_NOTE}"
         body += f"<br><span style='color:{theme.MUTED}'>{html.escape(note)}</span>"
         self.disclosure.hide()  # the crisis banner repeats it
         if call:
             first = (f"<span style='font-size:16pt; font-weight:700; color:{theme.DANGER}'>"
-                     f"{html.escape(call['text'])}</span><br>Call before anything else, or ask "
-                     "someone near you to call. If someone else is in danger, call for them.<br><br>")
-            self.crisis.show_message("This is an emergency.", first + body)
+                     f"{html.escape(call['text'])}</span><br>{html.escape(words['call_first'])}<br><br>")
+            self.crisis.show_message(words["emergency"], first + body)
         else:
-            self.crisis.show_message("You deserve support right now. Real people can help:", body)
+            self.crisis.show_message(words["support"], body)
 
     def notify(self, level: str, text: str) -> None:
         self.statusBar().showMessage(text, 15_000 if level == "error" else 6_000)

@@ -64,7 +64,10 @@ def send(qtbot, window, text, timeout=ROUND_TIMEOUT):
     """Type the message and press Enter; wait for the round to finish."""
     edit = window.composer.edit
     edit.setFocus()
-    qtbot.keyClicks(edit, text)
+    if text.isascii():
+        qtbot.keyClicks(edit, text)
+    else:  # QTest key clicks abort on non-ASCII text here (offscreen): such text is pasted
+        edit.insertPlainText(text)
     with qtbot.waitSignal(window.session.round_finished, timeout=timeout) as blocker:
         qtbot.keyClick(edit, Qt.Key.Key_Return)
     return blocker.args[0]
@@ -229,6 +232,17 @@ def test_an_emergency_banner_leads_with_the_number_to_call(window, qtbot, monkey
     assert "English, German and French" in body
     safety = rows(window, "safety")
     assert len(safety) == 1 and safety[0]["text"].startswith("Please call 999 now")
+
+
+def test_an_emergency_in_german_gets_a_german_banner(window, qtbot, monkeypatch):
+    monkeypatch.setenv("MASCOT_REGION", "DE")
+    send(qtbot, window, "sitze im Auto in der Garage, der Motor läuft, das Tor ist zu", timeout=30_000)
+    assert window.crisis.isVisible() and window.crisis.title.text() == "Das ist ein Notfall."
+    body = window.crisis.body.text()
+    assert body.index("Ruf jetzt 112 an.") < body.index("TelefonSeelsorge")
+    assert "kostenlos" in body
+    safety = rows(window, "safety")
+    assert len(safety) == 1 and safety[0]["text"].startswith("Bitte ruf jetzt 112 an")
 
 
 # -- personas and cards ---------------------------------------------------------------------------

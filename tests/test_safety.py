@@ -891,8 +891,45 @@ def test_an_emergency_round_puts_the_number_first_and_skips_the_role_play():
     assert data["level"] == "emergency" and data["emergency"]["number"] == "112"
     assert data["screened_languages"] == list(SCREENED_LANGUAGES)
     message = events_of(ev, "message")[0].data
-    assert message["safety"] and message["text"].startswith("Please call 112 now")
+    # written in French: the response is French, the number first
+    assert data["lang"] == "fr" and data["emergency"]["text"] == "Appelle le 112 maintenant."
+    assert message["safety"] and message["text"].startswith("S'il te plaît, appelle le 112 maintenant")
     assert fake.requests == []                             # no companion generated anything
+
+
+@pytest.mark.parametrize("text, region, lang, opening, contact", [
+    ("sitze im Auto in der Garage, der Motor läuft, das Tor ist zu", "DE", "de",
+     "Bitte ruf jetzt 112 an", "Anruf: 0800 111 0 111 oder 0800 111 0 222 (kostenlos, rund um die Uhr)"),
+    ("I took a whole bottle of sleeping pills an hour ago", "DE", "en", "Please call 112 now",
+     "Call 0800 111 0 111 or 0800 111 0 222 (free, 24/7)"),
+    ("je suis sur le pont là maintenant, je vais sauter", "FR", "fr", "S'il te plaît, appelle le 112",
+     "Appel : 3114 (gratuit, 24 h/24)"),
+])
+def test_the_crisis_response_is_in_the_language_the_user_wrote_in(text, region, lang, opening, contact):
+    """A German or French message in crisis gets its reviewed response, the number to call and the
+    resources' contact lines in German or French; English stays English."""
+    from engine.chat.group import GroupChat
+    from engine.chat.settings import ChatSettings
+    from engine.llm.backend import FakeBackend
+    from helpers import events_of, make_group, run_round, varied
+    chat = GroupChat(make_group(), settings=ChatSettings(policy="all", region=region),
+                     backend_for=lambda m: FakeBackend(varied("fine")))
+    ev = run_round(chat, text)
+    alert = events_of(ev, "safety")[0].data
+    message = events_of(ev, "message")[0].data["text"]
+    assert alert["lang"] == lang and alert["level"] == "emergency"
+    assert message.startswith(opening) and contact in message, message
+
+
+def test_an_urgent_response_in_german_and_french_reads_in_that_language():
+    from engine.safety import crisis_message, resources_for
+    for text, region, words in (("Ich will mich umbringen", "DE", ("Du kannst dich wenden an:", "Notruf an (112)")),
+                                ("j'ai envie de me suicider", "FR", ("Tu peux contacter :", "appelle les secours (112)"))):
+        result = assess(text)
+        assert result.level == "urgent"
+        message = crisis_message(result, resources_for(result, region), "Mia", lang=safety.message_language(text))
+        assert all(w in message for w in words), message
+        assert ("Mia ist eine KI" if region == "DE" else "Mia est une IA") in message
 
 
 def test_weak_signals_over_a_chat_lead_companions_to_check_in():

@@ -52,6 +52,7 @@ class SafetyAlert(Event):
     disclosure: str
     screened_languages: list[str]
     emergency: dict[str, Any] | None = None
+    lang: str = "en"   # the language of the user's message (en, de, fr): the texts to show are in it
 
 
 @dataclass

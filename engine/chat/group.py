@@ -365,12 +365,20 @@ class GroupChat:
 
     def _safety_alert(self, verdict: Any) -> SafetyAlert:
         from engine import safety
+        lang = self._user_language()
         resources = safety.resources_for(verdict, self.settings.region)
         return SafetyAlert(category=verdict.category, level=verdict.level, evidence=verdict.evidence,
                            source=verdict.source, resources=resources, disclosure=safety.DISCLOSURE,
                            screened_languages=list(safety.SCREENED_LANGUAGES),
                            # behaviour in progress: the local number comes first
-                           emergency=safety.emergency_call(resources) if verdict.level == "emergency" else None)
+                           emergency=safety.emergency_call(resources, lang) if verdict.level == "emergency" else None,
+                           lang=lang)
+
+    def _user_language(self) -> str:
+        """The language of the user's last message (en, de or fr), for the crisis texts."""
+        from engine import safety
+        said = next((t.text for t in reversed(self.transcript) if t.role == "user"), "")
+        return safety.message_language(said)
 
     def _safety_round(self, verdict: Any, spoken: list[str]) -> Iterator[Event]:
         """An urgent or emergency signal: resources and a reviewed message out of role-play
@@ -381,7 +389,7 @@ class GroupChat:
         alert = self._safety_alert(verdict)
         yield alert
         lead = next((p for p in self.members if p.name not in self.muted), self.members[0])
-        text = safety.crisis_message(verdict, alert.resources, companion_name=lead.name)
+        text = safety.crisis_message(verdict, alert.resources, companion_name=lead.name, lang=alert.lang)
         directive = "safety response (no role-play)"
         mid = self._commit("safety", lead.name, text, directive=directive,
                            meta={"category": verdict.category, "level": verdict.level})

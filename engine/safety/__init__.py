@@ -30,7 +30,8 @@ Measurements and known limits: docs/safety.md.
 
 from __future__ import annotations
 
-from .resources import crisis_message, emergency_call, load_resources, resources_for
+from .gloss import language as message_language
+from .resources import crisis_message, emergency_call, load_resources, localise_contact, resources_for
 from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyResult
 from .screen import LEVEL_RANK, assess_rules, normalise
 
@@ -47,6 +48,8 @@ __all__ = [
     "emergency_call",
     "learned_available",
     "load_resources",
+    "localise_contact",
+    "message_language",
     "normalise",
     "resources_for",
 ]
