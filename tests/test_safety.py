@@ -1078,6 +1078,14 @@ def test_blind2_is_apart_from_everything_the_screen_learned_from():
     assert not [e.text for e in blind if " ".join(e.text.lower().split()) in seen]
 
 
+def assert_targets(s):
+    """Issue 21's targets on a held-out set: 97% of emergency + urgent flagged at least urgent,
+    at most 5% of idioms + everyday flagged at all."""
+    hits, total = s.rate(("emergency", "urgent"), "urgent")
+    benign, n_benign = s.rate(("idiom", "everyday"), "concern")
+    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+
+
 def assert_floors(s, floor, lang_floors, emergency_floor, benign_ceiling):
     """A screen's scores on a held-out set stay at or above the measured floors."""
     hits, total = s.rate(("idiom", "everyday"), "concern")
@@ -1100,9 +1108,7 @@ def test_shipped_screen_on_the_second_blind_set(blind2_scores):
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set: 66% of "
                                        "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
-    hits, total = blind2_scores.rate(("emergency", "urgent"), "urgent")
-    benign, n_benign = blind2_scores.rate(("idiom", "everyday"), "concern")
-    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+    assert_targets(blind2_scores)
 
 
 # --- the third blind set (assets/safety/blind3.jsonl, docs/safety.md) -------------------------------
@@ -1140,9 +1146,7 @@ def test_shipped_screen_on_the_third_blind_set(blind3_scores):
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the third blind set: 67% of "
                                        "emergency + urgent flagged urgent, 7% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
-    hits, total = blind3_scores.rate(("emergency", "urgent"), "urgent")
-    benign, n_benign = blind3_scores.rate(("idiom", "everyday"), "concern")
-    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+    assert_targets(blind3_scores)
 
 
 # --- the fourth and fifth blind sets (docs/safety.md, "Fourth round") -------------------------------
@@ -1200,18 +1204,14 @@ def test_shipped_screen_on_the_fifth_blind_set(blind5_scores):
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fifth blind set: 59% of "
                                        "emergency + urgent flagged urgent, 7% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_fifth_blind_set(blind5_scores):
-    hits, total = blind5_scores.rate(("emergency", "urgent"), "urgent")
-    benign, n_benign = blind5_scores.rate(("idiom", "everyday"), "concern")
-    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+    assert_targets(blind5_scores)
 
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fourth blind set: 71% of "
                                        "emergency + urgent flagged urgent, 6% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_fourth_blind_set(blind4_scores):
-    hits, total = blind4_scores.rate(("emergency", "urgent"), "urgent")
-    benign, n_benign = blind4_scores.rate(("idiom", "everyday"), "concern")
-    assert hits / total >= 0.97 and benign / n_benign <= 0.05
+    assert_targets(blind4_scores)
 
 
 def test_shipped_screen_on_the_dev_split():
