@@ -794,6 +794,21 @@ def test_everyday_garages_grills_and_ropes_are_not_emergencies(text):
     assert assess(text).level != "emergency", assess(text)
 
 
+@pytest.mark.parametrize("text, level", [
+    ("ce dossier va me tuer 😩", "none"), ("ma daronne va me tuer, j'ai rayé sa caisse", "none"),
+    ("mon chef va me tuer si je rate la deadline", "none"), ("je vais me tuer ce soir", "urgent"),
+    ("il m'a dit qu'il me tuerait si je parlais à quelqu'un", "urgent"),
+    ("mon ex va me tuer, il m'a menacé avec un couteau", "urgent"),
+])
+def test_french_me_tuer_is_mine_an_idiom_or_a_threat(text, level):
+    """"me tuer" after someone else's verb is not suicide: a thing or a parent as subject is an
+    idiom, a partner's threat (with a weapon or a condition) is violence from others."""
+    result = assess(text)
+    assert result.level == level, result
+    if level == "urgent" and not text.startswith("je"):
+        assert result.category == "violence_from_others", result
+
+
 @pytest.mark.parametrize("text", [
     "I took my pills this morning like the doctor said",
     "I'm standing on the bridge taking photos of the sunset",

@@ -142,7 +142,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|balancoire|bache|linge|tente|bateau|voilier)\b).*?\b(?:je suis|suis|debout|monte|montee) (?:\w+ ){0,2}sur (?:la |le |une |un"
                r" |mon |ma )?(?:chaise|tabouret|escabeau|echelle)\b", "e"),
         # explicit
-        (0.95, r"\bme " + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
+        # "me tuer" after a third person's verb is someone else's act ("ce dossier va me tuer": an
+        # idiom; "il va me tuer": a threat, violence_from_others below)
+        (0.95, r"(?<!\bva )(?<!\bvont )(?<!\ballait )(?<!\ballaient )(?<!\bveut )(?<!\bvoulait )"
+               r"(?<!\bveulent )\bme " + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
                r"|du|dans|par)|noyer|empoisonner|flinguer|buter|tirer une balle)\b", "f"),
         (0.95, r"\bje me (?:tue|suicide|pends|jette|flingue|bute|suiciderai|tuerai)\b(?! (?:a le"
                r" eau|dans la piscine|dans la mer|a la tache|au travail|a le ouvrage|sur|dans la"
@@ -249,6 +252,15 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.85, r"\b(?:il|elle|mon (?:mari|copain|pere|beau pere|frere|ex)|ma (?:femme|copine"
                r"|mere|belle mere)) (?:\w+ ){0,2}me (?:frappe|bat|battait|viole|etrangle|menace)\b",
          "n"),
+        # a threat to kill: "il me tuerait si je parlais", "il a menacé de me tuer", "mon ex va me
+        # tuer, il a un couteau" (a parent's or boss's "va me tuer quand ..." stays an idiom)
+        (0.85, r"\b(?:il|elle|ils|elles) (?:\w+ ){0,2}me (?:tuerait|tuera|tueraient|tueront|buterait|butera"
+               r"|buteraient|buteront|descendrait|flinguerait|flinguera)\b"
+               r"|\bmenace(?:e|s)? de (?:me|nous) (?:tuer|buter|flinguer|descendre)\b", "n"),
+        (0.85, r"\b(?:il|elle|ils|elles|mon (?:mari|copain|ex|beau pere|voisin)|ma (?:femme|copine|ex)"
+               r"|le (?:dealer|mec|type)|les (?:mecs|types)) (?:\w+ ){0,3}(?:va|vont|allait|veut|voulait)"
+               r" (?:me|nous) (?:tuer|buter|flinguer|descendre|crever)\b(?=.*\b(?:menace\w*|couteau|arme"
+               r"|flingue|pistolet|fusil|frappe\w*|tire|peur|serieux|vraiment)\b)", "n"),
     ],
     "violence_to_others": [
         (0.85, r"\bje vais (?:le|la|les) (?:poignarder|buter|flinguer|egorger)\b", ""),
