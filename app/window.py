@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWi
 
 from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME
-from engine.safety import DISCLOSURE, SCREENING_NOTE
+from engine.safety import DISCLOSURE, SCREENING_NOTE, SCREENING_NOTE_BY_LANG
 from engine.storage import Store
 
 from . import avatars, icons, theme
@@ -32,8 +32,8 @@ from .session import ChatSession
 from .sidebar import Sidebar
 from .widgets import CardDropTarget, Banner, icon_button, resources_html
 
-# The crisis banner's own words, in the language the user wrote in (the number and resources
-# come with the safety event; the disclosure and screening note stay in the app's language).
+# The crisis banner's own words, in the language the user wrote in (the number, resources and
+# disclosure come with the safety event).
 CRISIS_TEXT = {
     "en": {"emergency": "This is an emergency.", "support": "You deserve support right now. Real people can help:",
            "call_first": "Call before anything else, or ask someone near you to call. If someone else is in "
@@ -323,7 +323,7 @@ class MainWindow(CardDropTarget, QMainWindow):
         lang = event.get("lang") if event.get("lang") in CRISIS_TEXT else "en"
         words = CRISIS_TEXT[lang]
         body = resources_html(resources, lang)
-        note = f"{event.get('disclosure') or DISCLOSURE} {SCREENING_NOTE}"
+        note = f"{event.get('disclosure') or DISCLOSURE} {SCREENING_NOTE_BY_LANG.get(lang, SCREENING_NOTE)}"
         body += f"<br><span style='color:{theme.MUTED}'>{html.escape(note)}</span>"
         self.disclosure.hide()  # the crisis banner repeats it
         if call:

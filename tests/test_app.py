@@ -240,7 +240,7 @@ def test_an_emergency_in_german_gets_a_german_banner(window, qtbot, monkeypatch)
     assert window.crisis.isVisible() and window.crisis.title.text() == "Das ist ein Notfall."
     body = window.crisis.body.text()
     assert body.index("Ruf jetzt 112 an.") < body.index("TelefonSeelsorge")
-    assert "kostenlos" in body
+    assert "kostenlos" in body and "Englisch, Deutsch und Französisch" in body and "KI" in body
     safety = rows(window, "safety")
     assert len(safety) == 1 and safety[0]["text"].startswith("Bitte ruf jetzt 112 an")
 

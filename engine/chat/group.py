@@ -368,7 +368,7 @@ class GroupChat:
         lang = self._user_language()
         resources = safety.resources_for(verdict, self.settings.region)
         return SafetyAlert(category=verdict.category, level=verdict.level, evidence=verdict.evidence,
-                           source=verdict.source, resources=resources, disclosure=safety.DISCLOSURE,
+                           source=verdict.source, resources=resources, disclosure=safety.DISCLOSURE_BY_LANG.get(lang, safety.DISCLOSURE),
                            screened_languages=list(safety.SCREENED_LANGUAGES),
                            # behaviour in progress: the local number comes first
                            emergency=safety.emergency_call(resources, lang) if verdict.level == "emergency" else None,

@@ -38,9 +38,11 @@ from .screen import LEVEL_RANK, assess_rules, normalise
 __all__ = [
     "CATEGORIES",
     "DISCLOSURE",
+    "DISCLOSURE_BY_LANG",
     "LEVELS",
     "SCREENED_LANGUAGES",
     "SCREENING_NOTE",
+    "SCREENING_NOTE_BY_LANG",
     "SafetyResult",
     "assess",
     "assess_conversation",
@@ -64,6 +66,23 @@ DISCLOSURE = (
     "Mascot's companions are AI, not people or therapists. Everything stays on this computer. "
     "In a crisis, contact local emergency services."
 )
+
+# The same two notes in the languages the screen reads, for the crisis banner and the safety
+# event when the user wrote in German or French.
+DISCLOSURE_BY_LANG = {
+    "en": DISCLOSURE,
+    "de": "Die Begleitungen in Mascot sind KI, keine Menschen und keine Therapeuten. Alles bleibt auf "
+          "diesem Computer. In einer Krise wende dich an den örtlichen Notruf.",
+    "fr": "Les compagnons de Mascot sont des IA, pas des personnes ni des thérapeutes. Tout reste sur cet "
+          "ordinateur. En cas de crise, contacte les services d'urgence.",
+}
+SCREENING_NOTE_BY_LANG = {
+    "en": SCREENING_NOTE,
+    "de": "Mascot prüft Nachrichten auf Anzeichen einer Krise auf Englisch, Deutsch und Französisch; in "
+          "anderen Sprachen kann es sie übersehen.",
+    "fr": "Mascot repère les signes de crise dans les messages en anglais, en allemand et en français ; "
+          "dans d'autres langues, il peut les manquer.",
+}
 
 
 def learned_available() -> bool:
