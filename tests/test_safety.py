@@ -1269,3 +1269,19 @@ def test_the_shipped_layer_reads_german_and_french_through_the_gloss():
     heads = learned.classifier()
     assert heads.meta["gloss"] is True
     assert learned.encoder_text("je suis sur le toit", heads) != "je suis sur le toit"
+
+
+def test_without_a_glossary_the_encoder_reads_the_message_as_written(monkeypatch, tmp_path):
+    """A missing or broken glossary file is no error: German is then embedded as written (the
+    screen still answers), and a line without a tab glosses to nothing rather than failing."""
+    from engine.safety import gloss
+    monkeypatch.setattr(gloss, "gloss_path", lambda lang: tmp_path / f"missing_{lang}.tsv")
+    gloss.table.cache_clear()
+    try:
+        assert gloss.for_encoder("ich hab alle meine Tabletten genommen") == "ich hab alle meine Tabletten genommen"
+        assert assess("Ich will nicht mehr leben").urgent
+        (tmp_path / "missing_de.tsv").write_text("tabletten\tpills\nkaputt ohne tab\n\n", encoding="utf-8")
+        gloss.table.cache_clear()
+        assert gloss.gloss("meine Tabletten", "de") == "meine pills"
+    finally:
+        gloss.table.cache_clear()
