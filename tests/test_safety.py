@@ -795,6 +795,22 @@ def test_everyday_garages_grills_and_ropes_are_not_emergencies(text):
 
 
 @pytest.mark.parametrize("text, level", [
+    ("sending that email to the whole company was career suicide", "none"),
+    ("this boss fight is suicide without a healer", "none"),
+    ("Kündigen ohne neuen Job? Das wäre finanzieller Selbstmord", "none"),
+    ("Bei Glatteis ohne Winterreifen über den Pass, das ist doch Selbstmord", "none"),
+    ("vendre maintenant, c'est du suicide financier", "none"),
+    ("y aller sans casque, c'est suicidaire", "none"),
+    ("I think about suicide every day", "urgent"), ("ich denke an Selbstmord", "urgent"),
+    ("je suis suicidaire", "urgent"),
+])
+def test_a_risky_choice_called_suicide_is_an_idiom(text, level):
+    """"career suicide", "das ist doch Selbstmord", "c'est du suicide financier" judge a choice;
+    the user's own thoughts of suicide stay urgent."""
+    assert assess(text).level == level, assess(text)
+
+
+@pytest.mark.parametrize("text, level", [
     ("ce dossier va me tuer 😩", "none"), ("ma daronne va me tuer, j'ai rayé sa caisse", "none"),
     ("mon chef va me tuer si je rate la deadline", "none"), ("je vais me tuer ce soir", "urgent"),
     ("il m'a dit qu'il me tuerait si je parlais à quelqu'un", "urgent"),

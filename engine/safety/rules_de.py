@@ -89,6 +89,9 @@ NOT_PAST = re.compile(r"\b(?:jetzt|wieder|immer noch|noch immer|heute|gerade|sei
                       r"|zuletzt|in letzter zeit)\b")
 
 IDIOMS = [
+    # "das ist doch Selbstmord" (with summer tyres over the pass), "beruflicher Selbstmord"
+    r"\b(?:das|des|es|dies) (?:ist|war|ware|waere|wär|waer) (?:\w+ ){0,2}(?:selbstmord|suizid)\b",
+    r"\b(?:beruflich|finanziell|sozial|politisch)\w* (?:selbstmord|suizid)\b",
     r"\bmich (?:\w+ ){0,2}von (?:allen |den |meinen )?(?:kollegen|kolleginnen|kollegin|kollege"
     r"|mitschulern|mitschuelern) verabschiedet\b",
     r"\b(?:sterbe|sterben|stirbt|sterb) (?:\w+ )?vor (?:hunger|langeweile|durst|hitze|kalte"

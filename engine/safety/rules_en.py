@@ -121,6 +121,11 @@ _PERSONS = (r"(?:man|woman|person|guy|girl|kid|kids|child|children|baby|boy|stra
             r"|teacher|someone|somebody|bitch|bastard|asshole|prick|dude|family|class|school"
             r"|people|boss|judge|neighbou?r|whole)")
 IDIOMS = [
+    # "career suicide", "the raid boss is suicide to solo": a risky choice called suicide
+    r"\b(?:career|political|social|financial|commercial|fashion|electoral|brand|professional)"
+    r" suicide\b",
+    r"\b(?:is|was|be|s|d be|would be) (?:literally |basically |pure |just |total |absolute )?"
+    r"suicide (?:to|with|on|without|in this|in that|for (?:a|the|your|our|his|her))\b",
     # "I'm going to kill my brother if he eats my leftovers", "she's going to kill me when ..."
     r"\b(?:going to|gonna|will|ll) kill (?:my \w+|him|her|them|you) (?:if|when)\b",
     r"\b(?:is|are|s|re) (?:going to|gonna) kill me (?:when|if|once)\b",

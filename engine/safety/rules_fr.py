@@ -79,6 +79,9 @@ NOT_PAST = re.compile(r"\b(?:maintenant|encore|toujours|aujourde hui|ce soir|en 
                       r"|ces temps ci|depuis peu)\b")
 
 IDIOMS = [
+    # "c'est du suicide financier", "dire ça à son patron, c'est suicidaire": a choice called suicide
+    r"\bce (?:est|etait|serait|sera) (?:\w+ ){0,2}(?:du suicide|suicidaire)\b",
+    r"\bsuicide (?:financier|social|professionnel|commercial|politique|electoral)\b",
     # "ces devoirs vont me tuer", "cette chaleur va me tuer": a thing as the subject
     r"\b(?:chaleur|devoirs?|boulot|travail|exams?|examens?|cours|bruit|attente|suspense|trajet"
     r"|reunions?|lundi|maths|dissert\w*|partiels?|canicule|froid|embouteillages?|bouchons?"
