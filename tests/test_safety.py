@@ -1180,7 +1180,7 @@ def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
     assert_targets(blind3_scores)
 
 
-# --- the fourth and fifth blind sets (docs/safety.md, "Fourth round") -------------------------------
+# --- the fourth, fifth and sixth blind sets (docs/safety.md, "Fourth round", "Fifth round") ---------
 # Both written by someone given the level definitions only and kept outside the project until the
 # screen was frozen. blind4 (415 messages) was scored once on the gloss screen (5a3fb26); its misses
 # were then read and the fourth bank written to their kinds, so it is no longer clean: the fourth
@@ -1196,6 +1196,13 @@ BLIND5_FLOOR = 0.57
 BLIND5_LANG_FLOORS = (("en", 0.57), ("de", 0.46), ("fr", 0.69))
 BLIND5_EMERGENCY_FLOOR = 0.24
 BLIND5_BENIGN_CEILING = 0.075
+# blind6 (412 messages; docs/safety.md, "Fifth round"): written like blind5 with a brief asking for
+# benign messages in the same words as the risky ones, kept outside the project until bea388d was
+# frozen, scored once: 93/166 (56%; en 35/55, de 26/56, fr 32/55), 17/65, 18/139.
+BLIND6_FLOOR = 0.54
+BLIND6_LANG_FLOORS = (("en", 0.61), ("de", 0.44), ("fr", 0.56))
+BLIND6_EMERGENCY_FLOOR = 0.24
+BLIND6_BENIGN_CEILING = 0.14
 
 
 @pytest.fixture(scope="module")
@@ -1208,14 +1215,21 @@ def blind5_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind5_path())), assess)
 
 
-@pytest.mark.parametrize("which", ["blind4", "blind5"])
-def test_blind4_and_blind5_are_apart_from_everything_the_screen_learned_from(which):
-    path = {"blind4": exemplars.blind4_path, "blind5": exemplars.blind5_path}[which]()
+@pytest.fixture(scope="module")
+def blind6_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind6_path())), assess)
+
+
+@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6"])
+def test_blind4_to_blind6_are_apart_from_everything_the_screen_learned_from(which):
+    path = {"blind4": exemplars.blind4_path, "blind5": exemplars.blind5_path,
+            "blind6": exemplars.blind6_path}[which]()
     blind = exemplars.load(path)
     assert len(blind) >= 400 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
     norm = lambda t: " ".join(t.lower().split())  # noqa: E731
     seen = {norm(e.text) for e in exemplars.load()}
-    for other in (exemplars.blind2_path(), exemplars.blind3_path(), exemplars.blind4_path()):
+    for other in (exemplars.blind2_path(), exemplars.blind3_path(), exemplars.blind4_path(),
+                  exemplars.blind5_path()):
         if other != path:
             seen |= {norm(e.text) for e in exemplars.load(other)}
     assert not [e.text for e in blind if norm(e.text) in seen]
@@ -1236,6 +1250,18 @@ def test_shipped_screen_on_the_fifth_blind_set(blind5_scores):
                                        "emergency + urgent flagged urgent, 7% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_fifth_blind_set(blind5_scores):
     assert_targets(blind5_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_sixth_blind_set(blind6_scores):
+    assert_floors(blind6_scores, BLIND6_FLOOR, BLIND6_LANG_FLOORS, BLIND6_EMERGENCY_FLOOR, BLIND6_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the sixth blind set: 56% of "
+                                       "emergency + urgent flagged urgent, 13% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_sixth_blind_set(blind6_scores):
+    assert_targets(blind6_scores)
 
 
 @needs_model
