@@ -1252,6 +1252,12 @@ def test_issue_21_targets_on_the_fifth_blind_set(blind5_scores):
     assert_targets(blind5_scores)
 
 
+def test_every_split_can_be_read_by_name_for_the_eval_script():
+    # scripts/safety_eval.py --split blind6 reads the blind set's own file
+    assert len(exemplars.split("blind6")) == len(exemplars.load(exemplars.blind6_path())) >= 400
+    assert all(exemplars.split(name) for name in exemplars.SPLITS)
+
+
 @needs_model
 def test_shipped_screen_on_the_sixth_blind_set(blind6_scores):
     assert_floors(blind6_scores, BLIND6_FLOOR, BLIND6_LANG_FLOORS, BLIND6_EMERGENCY_FLOOR, BLIND6_BENIGN_CEILING)

@@ -107,7 +107,9 @@ def load(path: Path | None = None) -> tuple[Exemplar, ...]:
 
 
 def split(name: str, path: Path | None = None) -> list[Exemplar]:
-    """The exemplars of one split."""
+    """The exemplars of one split (a blind set is read from its own file)."""
+    if path is None and name.startswith("blind"):
+        path = assets_dir() / "safety" / f"{name}.jsonl"
     return [e for e in load(path) if e.split == name]
 
 
