@@ -794,6 +794,74 @@ def test_everyday_garages_grills_and_ropes_are_not_emergencies(text):
     assert assess(text).level != "emergency", assess(text)
 
 
+@pytest.mark.parametrize("text", [
+    "is 40 paracetamol enough or do people survive that",
+    "Is it true people don't survive a fall from the 5th floor? We live on the 6th.",
+    "which car parks in town still don't have the high fences up",
+    "can you get rope strong enough at the hardware shop. dont ask",
+    "closed the credit card and cancelled the gym. no loose ends when i am gone",
+    "Ab welcher Höhe überlebt man einen Sturz sicher nicht?",
+    "Welches Seil trägt sicher 90 kg? Frag nicht warum.",
+    "Die Briefe an meine Eltern liegen im Nachttisch. Für danach.",
+    "War heute bei allen nochmal. Keiner weiß, dass es das letzte Mal war.",
+    "Est-ce qu'on survit à une chute du 6e ? J'habite au 8e.",
+    "J'ai écrit une lettre pour chacun, dans le tiroir. Pour après.",
+    "J'ai vu toute la famille. Personne sait que c'était la dernière fois.",
+])
+def test_lethality_questions_evasive_means_and_calm_preparation_are_urgent(text):
+    """The kinds the sixth blind set's rules missed (docs/safety.md, fifth round): how lethal a
+    dose or a fall is, means asked for with "don't ask", letters "for after", a last visit."""
+    assert assess(text).level in ("urgent", "emergency"), assess(text)
+
+
+@pytest.mark.parametrize("text", [
+    "is 2 paracetamol enough for a headache?",
+    "my grandma is 90, would she survive a fall like that?",
+    "Our climbing rope is strong enough, do not ask me how I know lol",
+    "I left notes for the cat sitter for after",
+    "Hab die Mails an die Kunden vorbereitet, die Rechnungen schick ich danach",
+    "The will is sorted so nobody has to deal with it after",
+    "how long can you last in cold water when wild swimming?",
+    "Which stations do not have lifts? I'm in a wheelchair",
+    "I didn't know it was the last time I'd see him, he died a week later",
+])
+def test_their_everyday_look_alikes_are_not_urgent(text):
+    assert assess(text).level in ("none", "concern"), assess(text)
+
+
+@pytest.mark.parametrize("text", [
+    "if this meeting runs over again I'm jumping out the window lol",
+    "i'm gonna hang myself if that jingle plays one more time 😭",
+    "I'd rather throw myself off a bridge than go to Ikea on a Saturday",
+    "Wenn die Nachbarin noch einmal um 6 Uhr staubsaugt, spring ich vom Balkon",
+    "noch so ne Mail vom Vermieter und ich spring vom Balkon haha",
+    "Ich spring jetzt ins kalte Wasser und kündige!",
+    "si j'entends encore une fois cette chanson je me jette par la fenêtre",
+    "encore une visio avec ce client et je me pends avec le câble mdr",
+])
+def test_a_method_joke_about_an_everyday_annoyance_is_not_flagged(text):
+    """A method named as a joke about a meeting, a song, a neighbour (with a joke marker or an
+    "if ... again") is an idiom (docs/safety.md, judgement calls)."""
+    assert assess(text).level == "none", assess(text)
+
+
+@pytest.mark.parametrize("text, at_least", [
+    ("if my boyfriend leaves me again I'll jump off the bridge", "urgent"),
+    ("I'm at the station and going to jump in front of the train lol", "concern"),
+    ("wenn er mich nochmal schlägt spring ich vom balkon", "urgent"),
+    ("si je rate encore une fois le concours je me jette sous le train", "urgent"),
+    ("honestly I'd rather hang myself than go to that wedding, I mean it", "urgent"),
+    ("if this meeting runs over I'm jumping out the window lol. honestly though I've been "
+     "thinking about ending it for weeks", "concern"),
+    ("i'm on the roof after the party and i'm going to jump lol", "emergency"),
+    ("I'm going to walk into traffic", "urgent"),
+])
+def test_a_method_with_a_real_trigger_or_a_real_risk_beside_the_joke_is_still_flagged(text, at_least):
+    """The joke rule needs an everyday annoyance (not a partner, an exam result or a train), no
+    "I mean it", and it drops only the joke's own phrase: other risk in the message counts."""
+    assert RANK[assess(text).level] >= RANK[at_least], assess(text)
+
+
 @pytest.mark.parametrize("text, level", [
     ("sending that email to the whole company was career suicide", "none"),
     ("this boss fight is suicide without a healer", "none"),

@@ -62,6 +62,18 @@ FILLERS = frozenset({"einfach", "echt", "wirklich", "halt", "eben", "total", "vo
                      "grade", "schon"})
 HYPERBOLE = re.compile(r"\b(?:haha\w*|hihi\w*|lol+|xd|nur spass|war ein witz|scherz)\b")
 SERIOUS = re.compile(r"\b(?:ernst|kein witz|kein scherz|im ernst|ernsthaft)\b")
+# a method joke about an everyday annoyance (see rules_en.JOKE_METHOD)
+JOKE_METHOD = re.compile(r"\b(?:spring\w*|sturz\w*|werf\w* mich|schmeiss\w* mich|hang\w* mich"
+                         r"|erhang\w*|erschiess\w*|erschies\w*|leg\w* mich (?:\w+ )?auf die gleise"
+                         r"|vor den zug)\b")
+JOKE_TRIVIAL = re.compile(r"\b(?:meeting\w*|besprechung\w*|teams|zoom|call|vorlesung\w*"
+                          r"|vortrag|unterricht|montag\w*|stau|wlan|internet"
+                          r"|drucker|laptop|ladekabel|werbung|lied|song|serie|folge|bossfight"
+                          r"|endgegner|ikea|hochzeit|party|schwieger\w*|tante|nachbar\w*"
+                          r"|warteschleife\w*|hotline|kundenservice|steuererklarung|formular\w*"
+                          r"|papierkram|mails?|email\w*|prasentation|teambuilding|staubsaug\w*"
+                          r"|schlange|vermieter\w*|schlager)\b")
+JOKE_IF = re.compile(r"\b(?:wenn|falls|noch (?:ein)?mal|noch so|schon wieder|lieber)\b")
 
 FIRST = frozenset({"ich", "mich", "mir", "mein", "meine", "meinen", "meinem", "meiner", "wir",
                    "uns", "unser"})
@@ -89,6 +101,8 @@ NOT_PAST = re.compile(r"\b(?:jetzt|wieder|immer noch|noch immer|heute|gerade|sei
                       r"|zuletzt|in letzter zeit)\b")
 
 IDIOMS = [
+    r"\b(?:spring\w*|sprang|gesprungen) (?:\w+ ){0,3}ins kalte wasser\b"
+    r"|\bins kalte wasser (?:\w+ )?(?:spring\w*|gesprungen|geworfen)\b",   # take the plunge
     # "das ist doch Selbstmord" (with summer tyres over the pass), "beruflicher Selbstmord"
     r"\b(?:das|des|es|dies) (?:ist|war|ware|waere|wär|waer) (?:\w+ ){0,2}(?:selbstmord|suizid)\b",
     r"\b(?:beruflich|finanziell|sozial|politisch)\w* (?:selbstmord|suizid)\b",
@@ -112,6 +126,18 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # fifth round: lethality and access questions, means asked for evasively, calm preparation
+        (0.85, r"\buberlebt man (?:\w+ ){0,4}(?:sturz|fall|sprung|\d+)\b|\b(?:damit|dass) man"
+               r" (?:es |das )?(?:sicher |bestimmt |garantiert )?nicht (?:mehr )?uberlebt\b", "t"),
+        (0.85, r"\b(?:seil|strick|kabel|helium\w*|holzkohle|tabletten|waffe|pistole|munition"
+               r"|gewehr|klinge\w*)\b.*\b(?:frag nicht (?:warum|wieso|wofur)|nicht fur (?:die )?"
+               r"(?:luftballons|ballons|den grill|die aussicht|das klettern|die party))\b", "n"),
+        (0.85, r"\b(?:brief|briefe|abschiedsbrief\w*|nachricht\w*|mail|mails|video\w*)\b.*"
+               r"(?:^|\| )fur danach(?= *(?:\||$))", "n"),
+        (0.85, r"\b(?:keiner|niemand)(?: \w+){0,2} (?:weiss|ahnt)(?: \|)? dass es"
+               r" (?:das letzte(?: mal)?|ein abschied) (?:war|ist|sein wird)\b", "n"),
+        (0.85, r"\b(?:notar|testament)\b.*\b(?:muss (?:ja )?(?:keiner|niemand) wissen|braucht"
+               r" (?:keiner|niemand) (?:zu )?wissen) (?:wofur|warum|wieso)\b", "n"),
         # behaviour in progress
         (0.95, r"\b(?:habe|hatte|ich) (?:\w+ ){0,6}" + _MANY + r" (?:\w+ ){0,4}" + _PILLS
                + r" (?:\w+ ){0,3}(?:genommen|geschluckt|eingenommen|eingeworfen|getrunken)\b",

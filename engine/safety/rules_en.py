@@ -111,6 +111,20 @@ HYPERBOLE_EMOJI = re.compile("[\U0001F602\U0001F923\U0001F480\U0001F606\U0001F60
 SERIOUS = re.compile(r"\b(?:not joking|no joke|not kidding|i am serious|i mean it|for real"
                      r"|deadass|seriously|/srs|srs|i am not okay|half joking|(?:jk|kidding|joking)"
                      r" not really)\b")
+# A method joke about an everyday annoyance ("if this meeting runs over I'm jumping out the window
+# lol", "I'd rather throw myself off a bridge than go to Ikea on a Saturday"): the method, a trivial
+# trigger, and a joke marker or a condition; screen.py then reads no suicide risk in it.
+JOKE_METHOD = re.compile(r"\b(?:jump(?:ing)? (?:off|out|from|in front)|throw(?:ing)? myself"
+                         r"|hang(?:ing)? myself|shoot(?:ing)? myself|drown(?:ing)? myself"
+                         r"|walk(?:ing)? into traffic|stab(?:bing)? myself)\b")
+JOKE_TRIVIAL = re.compile(r"\b(?:meetings?|zoom|teams|calls?|lectures?|class|seminar|lesson"
+                          r"|mondays?|commute|wifi|internet|printer|laptop"
+                          r"|charger|ads?|advert|song|playlist|show|series|episode|boss fight"
+                          r"|raid|ikea|wedding|prom|in laws|mother in law|aunt|neighbou?r|queue"
+                          r"|hold music|customer service|tax return|paperwork|spreadsheet"
+                          r"|group project|emails?|presentation|team building|lanyard|karaoke"
+                          r"|hoover|vacuum\w*|jingle|ringtone)\b")
+JOKE_IF = re.compile(r"\b(?:if|one more|another|again|once more|rather|last time i)\b")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,6 +291,27 @@ _WANT = (r"(?:want to|wish i could|would like to|need to|have to|am going to|goi
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # fifth round: lethality and access questions, means asked for evasively, calm preparation
+        (0.85, r"\b(?:is|are|would|will) (?:\d{2,}|a (?:whole )?(?:bottle|box|pack|packet) of) (?:\w+ )"
+               r"{0,2}" + _PILLS + r" (?:\w+ ){0,2}(?:enough|lethal|fatal|deadly)\b", "n"),
+        (0.85, r"\b(?:do|does|would|will|can|could) (?:people|you|someone|anyone|a person|i) (?:\w+ )"
+               r"{0,2}survive (?:a |the |that |this )?(?:fall|jump|drop|\d+|that|it)\b|\b(?:people|you"
+               r"|someone|anyone) (?:do not|does not|would not|will not|cannot|never) survive (?:a |the )?"
+               r"(?:fall|jump|drop)\b", "t"),
+        (0.85, r"\bhow long (?:does it take|would it take|(?:do |would |can |could )?you last"
+               r"|(?:do |would |can )?people last|until you|before you) (?:\w+ ){0,3}(?:to die"
+               r"|to drown|to bleed out)\b", "t"),
+        (0.80, r"\b(?:which|what) (?:bridges?|buildings?|car parks?|multi storeys?|cliffs?|floors?"
+               r"|stations?) (?:\w+ ){0,4}(?:do not|does not|without) (?:\w+ ){0,3}(?:fences?"
+               r"|barriers?|nets?|railings?|cameras?)\b", "n"),
+        (0.85, r"\b(?:rope|cord|noose|helium|charcoal|pills|tablets|gun|pistol|shotgun|ammo"
+               r"|ammunition|bullets|razor|blades|hose)\b.*\b(?:do not ask(?: why| me why)?(?= *(?:\||$))|no questions asked"
+               r"|not for (?:the |a )?(?:balloons?|bbq|barbecue|camping|view|climbing|party))\b", "n"),
+        (0.85, r"\bloose ends (?:after|afterwards|when i am gone|once i am gone)\b", "n"),
+        (0.85, r"\b(?:note|notes|letter|letters|email|emails|message|messages|video|videos)\b.*"
+               r"(?:^|\| )for (?:after|afterwards|when i am gone|once i am gone)(?= *(?:\||$))", "n"),
+        (0.85, r"\b(?:nobody|no one|none of them) knows (?:that )?(?:it was|it is|this was|this is"
+               r"|that was) (?:the )?last time\b", "n"),
         # behaviour in progress (level "emergency"): an overdose taken, poison, at a height now
         (0.95, r"\b(?:took|taken|take|swallowed|downed|necked|popped|ate|had|drank|drunk) (?:\w+ )"
                r"{0,3}" + _MANY + r" (?:\w+ ){0,5}" + _PILLS + r"\b", "fe"),
@@ -564,6 +599,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
          "t"),
         (0.85, r"\b(?:step|stepping|jump|jumping|walk|walking|throw myself) in front of (?:a|the)"
                r" (?:train|bus|car|truck|lorry|subway)\b", "s"),
+        (0.85, r"\b(?:step|stepping|walk|walking|run|running|throw myself) (?:out )?into (?:the )?"
+               r"(?:oncoming )?(?:traffic|motorway traffic|highway traffic)\b", "s"),
         (0.80, r"\b(?:drive|driving|crash|crashing|swerve|swerving) (?:my car )?(?:into|off) (?:a"
                r"|the) (?:tree|wall|bridge|cliff|river|lake|barrier|truck|road|edge|oncoming"
                r" traffic)\b", "s"),

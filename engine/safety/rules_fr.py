@@ -55,6 +55,16 @@ HYPERBOLE = re.compile(r"\b(?:mdr+|ptdr+|lol+|xd|haha\w*|jpp|je rigole|je plaisa
                        r"|pour rire)\b")
 SERIOUS = re.compile(r"\b(?:serieux|serieuse|pas une blague|je rigole pas|sans rire"
                      r"|je suis serieux|je suis serieuse)\b")
+# a method joke about an everyday annoyance (see rules_en.JOKE_METHOD)
+JOKE_METHOD = re.compile(r"\b(?:(?:je )?me (?:jette|jeter|pends|pendre|flingue|flinguer)"
+                         r"|(?:je )?saute(?:r)? (?:par|du|de la|d un|sous))\b")
+JOKE_TRIVIAL = re.compile(r"\b(?:reunions?|visio\w*|teams|zoom|appels?|cours|amphi|lundis?"
+                          r"|bouchons?|embouteillages?|wifi|internet"
+                          r"|imprimante|ordi|chargeur|pubs?|chanson|musique|serie|episode|boss"
+                          r"|ikea|mariage|soiree|belle mere|belle famille|voisins?|voisines?"
+                          r"|file d attente|service client|impots|paperasse|mails?"
+                          r"|presentation|clients?|clientes?|demarchage|fibre|box|karaoke)\b")
+JOKE_IF = re.compile(r"\b(?:si|encore une fois|encore un|encore une|une fois de plus|plutot)\b")
 
 FIRST = frozenset({"je", "me", "moi", "mon", "ma", "mes", "nous"})
 THIRD = frozenset({
@@ -106,6 +116,15 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # fifth round: lethality and access questions, means asked for evasively, calm preparation
+        (0.85, r"\b(?:est ce que )?on survit (?:a |au )?(?:une chute|un saut|\d+|du \d+|ca)\b", "t"),
+        (0.85, r"\b(?:corde|cable|helium|charbon|cachets|comprimes|fusil|pistolet|munitions|balles"
+               r"|lames?)\b.*\b(?:demande pas pourquoi|pose pas de questions?|pas pour (?:les |des )?"
+               r"(?:ballons|barbecue|la vue|escalade|la fete))\b", "n"),
+        (0.85, r"\b(?:lettres?|mots?|mails?|messages?|videos?)\b.*(?:^|\| )pour (?:apres|quand je"
+               r" serai (?:parti|partie))(?= *(?:\||$))", "n"),
+        (0.85, r"\b(?:personne|aucun de eux|aucune de elles) (?:ne )?(?:sait|sais)(?: \|)?"
+               r" que (?:ce|ca) (?:etait|est|sera) la derniere fois\b", "n"),
         # behaviour in progress
         (0.95, r"\b(?:je ai|je viens de|ai) (?:\w+ ){0,4}(?:avale|pris|prendre|avaler|bu|boire)"
                r" (?:\w+ ){0,3}" + _MANY + r" (?:\w+ ){0,4}" + _PILLS + r"\b", "e"),

@@ -338,8 +338,11 @@ def _weigh(text: str, weight: float, m: re.Match, flags: str, category: str, tab
 LEVEL_RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
 
 
-def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool) -> SafetyResult:
-    """Score one normalised message against one language's tables."""
+def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
+            joke: bool = False) -> SafetyResult:
+    """Score one normalised message against one language's tables; ``joke``: the message is a
+    method joke about an everyday annoyance, whose method phrase is then no suicide hit (other
+    hits in the message still count)."""
     idioms, rules, boosters = _compiled(table)
     keys = _word_keys(norm) if shortcut else None
     for rx, anchors in idioms:
@@ -347,6 +350,7 @@ def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool) ->
             norm = rx.sub(" _ ", norm)
     norm = " " + re.sub(r" +", " ", norm).strip() + " "
     keys = _word_keys(norm) if shortcut else None
+    jokes = [m.span() for m in table.JOKE_METHOD.finditer(norm)] if joke else []
 
     # (level rank, score, -priority, category, evidence)
     best: tuple[int, float, int, str, str] | None = None
@@ -364,6 +368,10 @@ def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool) ->
             continue
         hits: list[tuple[float, str]] = []            # overlapping hits count once (the heaviest)
         taken: list[tuple[int, int]] = []
+        if jokes and category == "suicide" and not any(h[4] for h in found):
+            found = [h for h in found if all(h[2] <= a or h[1] >= b for a, b in jokes)]
+            if not found:
+                continue
         emergency = any(h[4] for h in found)
         for w, start, end, phrase, _ in sorted(found, key=lambda h: -h[0]):
             if all(end <= a or start >= b for a, b in taken):
@@ -410,7 +418,9 @@ def assess_rules(text: str, *, _shortcut: bool = True) -> SafetyResult:
         hyperbole = raw_hyperbole or bool(table.HYPERBOLE.search(norm))
         serious = bool(table.SERIOUS.search(norm))
         norm = _strip_fillers(norm) if table is rules_en else _strip_light(norm, table)
-        result = _screen(norm, table, hyperbole, serious, _shortcut)
+        joke = (not serious and bool(table.JOKE_METHOD.search(norm)) and bool(table.JOKE_TRIVIAL.search(norm))
+                and (hyperbole or bool(table.JOKE_IF.search(norm))))
+        result = _screen(norm, table, hyperbole, serious, _shortcut, joke)
         if (LEVEL_RANK[result.level], result.score) > (LEVEL_RANK[best.level], best.score):
             best = result
     return best
