@@ -1271,6 +1271,13 @@ BLIND6_FLOOR = 0.54
 BLIND6_LANG_FLOORS = (("en", 0.61), ("de", 0.44), ("fr", 0.56))
 BLIND6_EMERGENCY_FLOOR = 0.24
 BLIND6_BENIGN_CEILING = 0.14
+# blind7 (416 messages): written like blind6, with messages to a companion of several weeks, very
+# short and voice-to-text messages; kept outside until 554cb2b was frozen, scored once: 95/167
+# (57%; en 34/55, de 31/56, fr 30/56), emergencies as emergencies 16/66, idioms + everyday 6/141.
+BLIND7_FLOOR = 0.55
+BLIND7_LANG_FLOORS = (("en", 0.59), ("de", 0.53), ("fr", 0.51))
+BLIND7_EMERGENCY_FLOOR = 0.22
+BLIND7_BENIGN_CEILING = 0.05
 
 
 @pytest.fixture(scope="module")
@@ -1288,16 +1295,21 @@ def blind6_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind6_path())), assess)
 
 
-@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6"])
-def test_blind4_to_blind6_are_apart_from_everything_the_screen_learned_from(which):
+@pytest.fixture(scope="module")
+def blind7_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind7_path())), assess)
+
+
+@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7"])
+def test_blind4_to_blind7_are_apart_from_everything_the_screen_learned_from(which):
     path = {"blind4": exemplars.blind4_path, "blind5": exemplars.blind5_path,
-            "blind6": exemplars.blind6_path}[which]()
+            "blind6": exemplars.blind6_path, "blind7": exemplars.blind7_path}[which]()
     blind = exemplars.load(path)
     assert len(blind) >= 400 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
     norm = lambda t: " ".join(t.lower().split())  # noqa: E731
     seen = {norm(e.text) for e in exemplars.load()}
     for other in (exemplars.blind2_path(), exemplars.blind3_path(), exemplars.blind4_path(),
-                  exemplars.blind5_path()):
+                  exemplars.blind5_path(), exemplars.blind6_path()):
         if other != path:
             seen |= {norm(e.text) for e in exemplars.load(other)}
     assert not [e.text for e in blind if norm(e.text) in seen]
@@ -1336,6 +1348,18 @@ def test_shipped_screen_on_the_sixth_blind_set(blind6_scores):
                                        "emergency + urgent flagged urgent, 13% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_sixth_blind_set(blind6_scores):
     assert_targets(blind6_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_seventh_blind_set(blind7_scores):
+    assert_floors(blind7_scores, BLIND7_FLOOR, BLIND7_LANG_FLOORS, BLIND7_EMERGENCY_FLOOR, BLIND7_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the seventh blind set: 57% of "
+                                       "emergency + urgent flagged urgent (4% of idioms + everyday flagged)")
+def test_issue_21_targets_on_the_seventh_blind_set(blind7_scores):
+    assert_targets(blind7_scores)
 
 
 @needs_model
