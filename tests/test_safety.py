@@ -807,6 +807,11 @@ def test_everyday_garages_grills_and_ropes_are_not_emergencies(text):
     "Est-ce qu'on survit à une chute du 6e ? J'habite au 8e.",
     "J'ai écrit une lettre pour chacun, dans le tiroir. Pour après.",
     "J'ai vu toute la famille. Personne sait que c'était la dernière fois.",
+    "swallowed them all", "Hab alle geschluckt.", "j'ai tout avalé",
+    "how long would it take in a closed garage with the engine running",
+    "aus welchem Stockwerk ist man sicher tot", "is it painful to drown?",
+    "est-ce que ça fait mal, se noyer ?", "Le train passe vite là ? Je veux pas me louper.",
+    "I want it to look like an accident so the insurance pays",
 ])
 def test_lethality_questions_evasive_means_and_calm_preparation_are_urgent(text):
     """The kinds the sixth blind set's rules missed (docs/safety.md, fifth round): how lethal a
@@ -824,6 +829,9 @@ def test_lethality_questions_evasive_means_and_calm_preparation_are_urgent(text)
     "how long can you last in cold water when wild swimming?",
     "Which stations do not have lifts? I'm in a wheelchair",
     "I didn't know it was the last time I'd see him, he died a week later",
+    "I took them all, the kids loved the zoo", "J'ai tout pris pour le pique-nique",
+    "Je veux pas me louper au concours", "Hab die letzten Kekse genommen",
+    "does it hurt to get a tattoo?",
 ])
 def test_their_everyday_look_alikes_are_not_urgent(text):
     assert assess(text).level in ("none", "concern"), assess(text)

@@ -126,6 +126,16 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # fifth round, second step: overdose said in three words, lethality of a height, pain
+        (0.85, r"\b(?:alle|alles|die ganze packung) (?:geschluckt|genommen|eingeworfen)(?= *(?:\||$))"
+               r"|\bgenommen(?: \|)? alle(?= *(?:\||$))", "f"),
+        (0.85, r"\b(?:aus|ab|von) welche[mrn]? (?:stockwerk|stock|hohe|etage|brucke)\b.*\b(?:tot"
+               r"|uberlebt|uberleben|sterben|stirbt)\b", "n"),
+        (0.85, r"\btut (?:es|das) weh(?: \|)? (?:wenn man |zu )?(?:ertrinken|ertrinkt|sich erhangt"
+               r"|erhangen|verbluten|verblutet)\b|\b(?:ertrinken|erhangen|verbluten) (?:tut|ist)"
+               r" (?:das |es )?(?:weh|schmerzhaft)\b", "n"),
+        (0.80, r"\bdamit es (?:\w+ ){0,2}wie (?:ein )?(?:versehen|unfall|herzinfarkt) aussieht\b"
+               r"|\bsieht das (?:dann )?(?:\w+ )?aus wie (?:ein )?(?:versehen|unfall|herzinfarkt)\b", "n"),
         # fifth round: lethality and access questions, means asked for evasively, calm preparation
         (0.85, r"\buberlebt man (?:\w+ ){0,4}(?:sturz|fall|sprung|\d+)\b|\b(?:damit|dass) man"
                r" (?:es |das )?(?:sicher |bestimmt |garantiert )?nicht (?:mehr )?uberlebt\b", "t"),
@@ -206,8 +216,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" tot\b", "n"),
         (0.70, r"\bware (?:\w+ )?nie geboren\b|\bnie geboren (?:worden )?(?:ware|waren)\b", "n"),
         (0.70, r"\bnicht mehr (?:aufwachen|aufzuwachen)\b", "n"),
-        (0.90, r"\bwie viele " + _PILLS + r"\b(?: \w+){0,5} (?:braucht|muss|reichen|todlich"
-               r"|sterben|tot|aufwachen|aufzuwachen)\b", "n"),
+        (0.90, r"\bwie viele " + _PILLS + r"\b(?: \w+){0,5} (?:braucht|brauchte|brauchen|muss|reichen|reicht"
+               r"|todlich|sterben|tot|aufwachen|aufzuwachen|aufhort|stehen bleibt|stehenbleibt)\b", "n"),
         (0.90, r"\b(?:wie|womit) (?:\w+ ){0,2}(?:am besten|schmerzlos|sicher) (?:\w+ ){0,2}"
                r"(?:sterben|umbringen|tot)\b", "n"),
         (0.75, r"\b(?:mache|mach) (?:ich )?(?!(?:\w+ )?(?:fruher|eher|fruh|pause|feierabend)\b)"

@@ -291,6 +291,15 @@ _WANT = (r"(?:want to|wish i could|would like to|need to|have to|am going to|goi
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # fifth round, second step: overdose said in three words, lethality of a car or a height
+        (0.85, r"\b(?:swallowed|downed|necked) (?:them|it|the lot) all\b|\b(?:swallowed|downed)"
+               r" (?:all of them|the lot)(?= *(?:\||$))", "f"),
+        (0.85, r"\bhow long (?:does it take|would it take|until|before)\b.*\b(?:closed garage|exhaust"
+               r"|car running|engine running|charcoal|carbon monoxide)\b", "n"),
+        (0.85, r"\b(?:does it hurt|is it painful|how painful is it|would it hurt) to (?:drown|hang"
+               r"|bleed out|jump|overdose)\b", "n"),
+        (0.80, r"\b(?:make it|want it to|it to|would it|will it) (?:look|seem) (?:like )?(?:natural"
+               r"|an accident|accidental|a heart attack)\b", "n"),
         # fifth round: lethality and access questions, means asked for evasively, calm preparation
         (0.85, r"\b(?:is|are|would|will) (?:\d{2,}|a (?:whole )?(?:bottle|box|pack|packet) of) (?:\w+ )"
                r"{0,2}" + _PILLS + r" (?:\w+ ){0,2}(?:enough|lethal|fatal|deadly)\b", "n"),

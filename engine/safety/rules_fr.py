@@ -116,6 +116,14 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # fifth round, second step: overdose said in three words, pain, "not miss it"
+        (0.85, r"\bje ai tout avale(?= *(?:\||$))|\bje les ai (?:tous|toutes) (?:pris|prises"
+               r"|avales|avalees)\b", "f"),
+        (0.85, r"\b(?:est ce que )?(?:ca|ce) fait mal(?: \|)? (?:de )?(?:se noyer|se pendre|se vider de"
+               r" son sang|sauter)\b", "n"),
+        (0.85, r"\bje (?:ne )?veux pas me (?:louper|rater)(?: cette fois)?(?= *(?:\||$))", "n"),
+        (0.80, r"\b(?:pour que|que) (?:ca|ce|ma mort) (?:ait|ai|aie) (?:le )?(?:air|l air) (?:de|d)"
+               r" (?:un )?(?:accident|crise cardiaque)\b|\bressemble a un accident\b", "n"),
         # fifth round: lethality and access questions, means asked for evasively, calm preparation
         (0.85, r"\b(?:est ce que )?on survit (?:a |au )?(?:une chute|un saut|\d+|du \d+|ca)\b", "t"),
         (0.85, r"\b(?:corde|cable|helium|charbon|cachets|comprimes|fusil|pistolet|munitions|balles"
