@@ -794,6 +794,24 @@ def test_everyday_garages_grills_and_ropes_are_not_emergencies(text):
     assert assess(text).level != "emergency", assess(text)
 
 
+@pytest.mark.parametrize("text, level", [
+    ("I took 40 zolpidem an hour ago", "emergency"),
+    ("swallowed a whole box of seroquel, getting sleepy", "emergency"),
+    ("Hab die ganze Packung Tilidin genommen, mir wird komisch", "emergency"),
+    ("J'ai pris toute la boîte de Seroplex il y a une heure", "emergency"),
+    ("combien de zolpidem faut prendre pour plus se réveiller", "urgent"),
+    ("been saving up my quetiapine for weeks instead of taking it", "urgent"),
+    ("I take my sertraline every morning with breakfast", "none"),
+    ("need to pick up my lyrica from the pharmacy", "none"),
+    ("Hab heute meine Tilidin wie verschrieben genommen", "none"),
+    ("ma batterie au lithium est morte", "none"),
+])
+def test_medicines_by_their_own_names(text, level):
+    """Generic, brand and slang names (assets/safety/medicines.txt, 1,443 names) count as pills:
+    an overdose of a named medicine is an emergency, taking it as prescribed is nothing."""
+    assert assess(text).level == level, assess(text)
+
+
 @pytest.mark.parametrize("text", [
     "is 40 paracetamol enough or do people survive that",
     "Is it true people don't survive a fall from the 5th floor? We live on the 6th.",

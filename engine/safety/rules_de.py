@@ -22,6 +22,8 @@ _MANY = (r"(?:alle|ganze|ganzen|packung|packungen|schachtel|dose|blister|flasche
 _HIGH = (r"(?:brucke|dach|hochhaus|balkon|klippe|parkhaus|turm|rand|kante|fenstersims|gleis"
          r"|gleisen|gleise|schienen|bahnsteig|geländer|gelander|abgrund)")
 
+MEDICINE_WORD = "medikamente"   # a medicine name from assets/safety/medicines.txt reads as this
+
 ELISIONS: list[tuple[str, str]] = [
     (r"\b(\w+)'s\b", r"\1 es"),                          # "hab's" -> "hab es", "geht's"
 ]

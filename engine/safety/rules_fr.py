@@ -22,6 +22,8 @@ _MANY = (r"(?:tous|toutes|toute|boite|boites|plaquette|plaquettes|flacon|tube|po
 _HIGH = (r"(?:pont|toit|falaise|balcon|rebord|bord|rails|voie|quai|immeuble|tour|parking"
          r"|fenetre|viaduc|precipice)")
 
+MEDICINE_WORD = "medicaments"   # a medicine name from assets/safety/medicines.txt reads as this
+
 ELISIONS: list[tuple[str, str]] = [
     (r"\bj'", "je "), (r"\bm'", "me "), (r"\bt'", "te "), (r"\bs'", "se "), (r"\bl'", "le "),
     (r"\bn'", "ne "), (r"\bd'", "de "), (r"\bqu'", "que "), (r"\bc'", "ce "),

@@ -68,6 +68,28 @@ def _elongation_candidates(tok: str):
         yield two[:m.start()] + two[m.start() + 1:]
 
 
+@lru_cache(maxsize=1)
+def _medicines() -> frozenset[str]:
+    """Medicine names (assets/safety/medicines.txt: generic, brand and slang names in the three
+    languages), folded like the text; a missing file means no extra names."""
+    from ..paths import assets_dir
+    path = assets_dir() / "safety" / "medicines.txt"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return frozenset()
+    names = {_fold(x.strip()) for x in lines if x.strip() and not x.startswith("#")}
+    return frozenset(n for n in names if n.isalpha() and len(n) >= 4)
+
+
+def _medicine(tok: str, pills: str, word: str) -> str | None:
+    """A medicine name the table's own pill words do not list -> the table's word for medicine
+    ("took 40 zolpidem" is read as "took 40 medication")."""
+    if tok in _medicines() and not re.fullmatch(pills, tok):
+        return word
+    return None
+
+
 @lru_cache(maxsize=8192)
 def _canon_token(tok: str) -> str:
     """One token -> its canonical form (may become several words, e.g. "im" -> "i am")."""
@@ -79,6 +101,9 @@ def _canon_token(tok: str) -> str:
         return TOKEN_MAP[tok]
     if tok in KEY_WORDS or not tok.isalpha():
         return tok
+    med = _medicine(tok, rules_en._PILLS, "medication")
+    if med:
+        return med
     if re.search(r"(.)\1\1", tok):                        # "dieeee", "myselfff", "killlll"
         for cand in _elongation_candidates(tok):
             if cand in KEY_WORDS:
@@ -467,6 +492,9 @@ def _canon_light(tok: str, table) -> str:
         return table.TOKEN_MAP[tok]
     if not tok.isalpha():
         return tok
+    med = _medicine(tok, table._PILLS, table.MEDICINE_WORD)
+    if med:
+        return med
     if re.search(r"(.)\1\1", tok):                        # "sterbeeeen" -> "sterben"
         tok = re.sub(r"(.)\1{2,}", r"\1", tok)
         if tok in table.TOKEN_MAP:
