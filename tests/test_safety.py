@@ -851,8 +851,35 @@ def test_lethality_questions_evasive_means_and_calm_preparation_are_urgent(text)
     "Je veux pas me louper au concours", "Hab die letzten Kekse genommen",
     "does it hurt to get a tattoo?",
 ])
-def test_their_everyday_look_alikes_are_not_urgent(text):
-    assert assess(text).level in ("none", "concern"), assess(text)
+def test_their_everyday_look_alikes_are_not_urgent_by_the_rules(text):
+    # the rows above must not fire on these; the learned layer is measured on ordinary chat below
+    # (it raises "The will is sorted so nobody has to deal with it after" to urgent: docs/safety.md)
+    assert assess_rules(text).level in ("none", "concern"), assess_rules(text)
+
+
+def _ordinary_holdout() -> list[str]:
+    import json
+    path = exemplars.default_path().parent / "ordinary_holdout.jsonl"
+    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_ordinary_chat_holdout_is_apart_from_the_fitted_messages():
+    held = _ordinary_holdout()
+    fitted = {e.text for e in exemplars.load()}
+    assert len(held) >= 290 and not [t for t in held if t in fitted]
+    assert len([e for e in exemplars.load() if e.source == "ordinary"]) >= 600
+
+
+@pytest.mark.skipif(not safety.learned_available(), reason="the embedding model is not installed")
+def test_ordinary_chat_is_almost_never_taken_over_by_the_crisis_response():
+    """293 everyday messages to the companions (rivers, bridges, pills as prescribed, ropes for
+    DIY), never fitted: measured 2 raised to urgent (0.7%) at the fifth round's thresholds."""
+    held = _ordinary_holdout()
+    levels = [assess(t).level for t in held]
+    urgent = [t for t, lv in zip(held, levels) if lv in ("urgent", "emergency")]
+    flagged = [t for t, lv in zip(held, levels) if lv != "none"]
+    assert len(urgent) <= 0.01 * len(held), urgent
+    assert len(flagged) <= 0.02 * len(held), flagged
 
 
 @pytest.mark.parametrize("text", [
