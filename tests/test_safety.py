@@ -1331,6 +1331,14 @@ BLIND7_FLOOR = 0.55
 BLIND7_LANG_FLOORS = (("en", 0.59), ("de", 0.53), ("fr", 0.51))
 BLIND7_EMERGENCY_FLOOR = 0.22
 BLIND7_BENIGN_CEILING = 0.05
+# blind8 (416 messages; medicines by many names, second-language writers, addiction, prison,
+# carers): kept outside until 2e8b49a was frozen, scored once: 115/168 (68%; en 41/56, de 34/56,
+# fr 40/56), emergencies as emergencies 20/66, idioms + everyday 14/141 (the fourth round's
+# screen: 97/168, 15/66, 14/141).
+BLIND8_FLOOR = 0.66
+BLIND8_LANG_FLOORS = (("en", 0.71), ("de", 0.59), ("fr", 0.69))
+BLIND8_EMERGENCY_FLOOR = 0.28
+BLIND8_BENIGN_CEILING = 0.105
 
 
 @pytest.fixture(scope="module")
@@ -1353,16 +1361,22 @@ def blind7_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind7_path())), assess)
 
 
-@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7"])
-def test_blind4_to_blind7_are_apart_from_everything_the_screen_learned_from(which):
+@pytest.fixture(scope="module")
+def blind8_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind8_path())), assess)
+
+
+@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8"])
+def test_blind4_to_blind8_are_apart_from_everything_the_screen_learned_from(which):
     path = {"blind4": exemplars.blind4_path, "blind5": exemplars.blind5_path,
-            "blind6": exemplars.blind6_path, "blind7": exemplars.blind7_path}[which]()
+            "blind6": exemplars.blind6_path, "blind7": exemplars.blind7_path,
+            "blind8": exemplars.blind8_path}[which]()
     blind = exemplars.load(path)
     assert len(blind) >= 400 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
     norm = lambda t: " ".join(t.lower().split())  # noqa: E731
     seen = {norm(e.text) for e in exemplars.load()}
     for other in (exemplars.blind2_path(), exemplars.blind3_path(), exemplars.blind4_path(),
-                  exemplars.blind5_path(), exemplars.blind6_path()):
+                  exemplars.blind5_path(), exemplars.blind6_path(), exemplars.blind7_path()):
         if other != path:
             seen |= {norm(e.text) for e in exemplars.load(other)}
     assert not [e.text for e in blind if norm(e.text) in seen]
@@ -1413,6 +1427,18 @@ def test_shipped_screen_on_the_seventh_blind_set(blind7_scores):
                                        "emergency + urgent flagged urgent (4% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_seventh_blind_set(blind7_scores):
     assert_targets(blind7_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_eighth_blind_set(blind8_scores):
+    assert_floors(blind8_scores, BLIND8_FLOOR, BLIND8_LANG_FLOORS, BLIND8_EMERGENCY_FLOOR, BLIND8_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the eighth blind set: 68% of "
+                                       "emergency + urgent flagged urgent, 10% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_eighth_blind_set(blind8_scores):
+    assert_targets(blind8_scores)
 
 
 @needs_model
