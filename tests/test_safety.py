@@ -882,6 +882,22 @@ def test_ordinary_chat_is_almost_never_taken_over_by_the_crisis_response():
     assert len(flagged) <= 0.02 * len(held), flagged
 
 
+@pytest.mark.parametrize("text, level", [
+    ("Ich spring heute Abend für nen Kollegen ein, Spätschicht", "none"),
+    ("Klettersteig am Samstag, hab mir neues Seil und Karabiner gekauft", "none"),
+    ("going bouldering tomorrow. bought a new rope", "none"),
+    ("Je donne toutes mes affaires de bébé à ma cousine, la poussette, le lit", "none"),
+    ("Si j'entends encore Petit Papa Noël au supermarché je me tire une balle", "none"),
+    ("hab mir ein Seil gekauft", "urgent"), ("ich spring heute von der Brücke", "urgent"),
+    ("je donne toutes mes affaires, j'en aurai plus besoin", "urgent"),
+    ("je me tire une balle ce soir", "urgent"),
+])
+def test_filling_in_climbing_ropes_and_baby_things_are_everyday(text, level):
+    """German "einspringen" (to fill in), a rope for a climbing route, baby things passed on, a
+    method joke about a song in a shop; the same words with real risk stay urgent."""
+    assert assess_rules(text).level == level, assess_rules(text)
+
+
 @pytest.mark.parametrize("text", [
     "if this meeting runs over again I'm jumping out the window lol",
     "i'm gonna hang myself if that jingle plays one more time 😭",

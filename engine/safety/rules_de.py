@@ -103,6 +103,10 @@ NOT_PAST = re.compile(r"\b(?:jetzt|wieder|immer noch|noch immer|heute|gerade|sei
                       r"|zuletzt|in letzter zeit)\b")
 
 IDIOMS = [
+    # a rope bought for climbing, said before the purchase ("Klettersteig am Samstag, neues Seil gekauft")
+    r"\b(?:kletter\w*|bouldern|karabiner|segel\w*|zelt\w*)\b(?: (?:\w+|\|)){0,8} (?:seil|strick)"
+    r" (?:\w+ ){0,2}gekauft\b",
+    r"\bspring\w* (?:\w+ ){0,6}(?:fur|als) (?:\w+ ){0,3}ein\b|\beinspring\w*\b|\beingesprungen\b",  # fill in
     r"\b(?:spring\w*|sprang|gesprungen) (?:\w+ ){0,3}ins kalte wasser\b"
     r"|\bins kalte wasser (?:\w+ )?(?:spring\w*|gesprungen|geworfen)\b",   # take the plunge
     # "das ist doch Selbstmord" (with summer tyres over the pass), "beruflicher Selbstmord"

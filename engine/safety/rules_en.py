@@ -135,6 +135,9 @@ _PERSONS = (r"(?:man|woman|person|guy|girl|kid|kids|child|children|baby|boy|stra
             r"|teacher|someone|somebody|bitch|bastard|asshole|prick|dude|family|class|school"
             r"|people|boss|judge|neighbou?r|whole)")
 IDIOMS = [
+    # a rope bought for climbing, said before the purchase ("going climbing, bought a new rope")
+    r"\b(?:climb\w*|boulder\w*|hiking|abseil\w*|sailing|camping)\b(?: (?:\w+|\|)){0,8} (?:bought|got|ordered)"
+    r" (?:a |some |the )?(?:new )?rope\b",
     # "career suicide", "the raid boss is suicide to solo": a risky choice called suicide
     r"\b(?:career|political|social|financial|commercial|fashion|electoral|brand|professional)"
     r" suicide\b",

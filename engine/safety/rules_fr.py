@@ -58,14 +58,16 @@ HYPERBOLE = re.compile(r"\b(?:mdr+|ptdr+|lol+|xd|haha\w*|jpp|je rigole|je plaisa
 SERIOUS = re.compile(r"\b(?:serieux|serieuse|pas une blague|je rigole pas|sans rire"
                      r"|je suis serieux|je suis serieuse)\b")
 # a method joke about an everyday annoyance (see rules_en.JOKE_METHOD)
-JOKE_METHOD = re.compile(r"\b(?:(?:je )?me (?:jette|jeter|pends|pendre|flingue|flinguer)"
+JOKE_METHOD = re.compile(r"\b(?:(?:je )?me (?:jette|jeter|pends|pendre|flingue|flinguer"
+                         r"|tire une balle|tirer une balle)"
                          r"|(?:je )?saute(?:r)? (?:par|du|de la|d un|sous))\b")
 JOKE_TRIVIAL = re.compile(r"\b(?:reunions?|visio\w*|teams|zoom|appels?|cours|amphi|lundis?"
                           r"|bouchons?|embouteillages?|wifi|internet"
                           r"|imprimante|ordi|chargeur|pubs?|chanson|musique|serie|episode|boss"
                           r"|ikea|mariage|soiree|belle mere|belle famille|voisins?|voisines?"
                           r"|file d attente|service client|impots|paperasse|mails?"
-                          r"|presentation|clients?|clientes?|demarchage|fibre|box|karaoke)\b")
+                          r"|presentation|clients?|clientes?|demarchage|fibre|box|karaoke|supermarche|magasin"
+                          r"|radio)\b")
 JOKE_IF = re.compile(r"\b(?:si|encore une fois|encore un|encore une|une fois de plus|plutot)\b")
 
 FIRST = frozenset({"je", "me", "moi", "mon", "ma", "mes", "nous"})
@@ -218,7 +220,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.60, r"\bne plus exister\b", "n"),
         (0.75, r"\bje (?:ne )?serai plus (?:la|ici|en vie)\b", "n"),
         (0.85, r"\bdoses? mortelles?\b|\bdoses? letales?\b", "t"),
-        (0.65, r"\b(?:confie|donne|laisse) (?:\w+ ){0,2}(?:mon chien|mon chat|mes affaires)\b", "s"),
+        (0.65, r"\b(?:confie|donne|laisse) (?:\w+ ){0,2}(?:mon chien|mon chat|mes affaires(?! de (?:bebe|sport"
+               r"|ski|foot|ecole|cours|bureau|naissance)))\b", "s"),
         (0.85, r"\bmieux sans moi\b|\bmieux si je (?:etais|suis) (?:mort|morte|plus la)\b", "n"),
         (0.75, r"\b(?:je )?en (?:finis|finir|finirai)\b(?! avec (?!la vie|ma vie|tout)\w+)", "s"),
         (0.90, r"\b(?:je veux|envie de|je vais|je voudrais|je aimerais|pret a|prete a|decide a"
@@ -255,8 +258,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         # preparation
         (0.85, r"\blettres? de adieu\b|\bmot de adieu\b", "s"),
         (0.75, r"\b(?:dit|dire|fait mes) adieux? a (?:tout le monde|tous|ma famille|mes amis)\b", "s"),
-        (0.85, r"\b(?:donne|donner|distribue) (?:\w+ ){0,2}(?:mes affaires|mes choses|mon chat"
-               r"|mon chien|tout ce que je ai)\b", "s"),
+        (0.85, r"\b(?:donne|donner|distribue) (?:\w+ ){0,2}(?:mes affaires(?! de (?:bebe|sport|ski|foot"
+               r"|ecole|cours|bureau|naissance))|mes choses|mon chat|mon chien|tout ce que je ai)\b", "s"),
         (0.60, r"\btestament\b", "f"),
         # means and method
         (0.85, r"\b(?:garde|gardais|stocke|accumule|mets de cote|economise) (?:\w+ ){0,3}"
