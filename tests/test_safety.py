@@ -857,9 +857,9 @@ def test_their_everyday_look_alikes_are_not_urgent_by_the_rules(text):
     assert assess_rules(text).level in ("none", "concern"), assess_rules(text)
 
 
-def _ordinary_holdout() -> list[str]:
+def _ordinary_holdout(name: str = "ordinary_holdout.jsonl") -> list[str]:
     import json
-    path = exemplars.default_path().parent / "ordinary_holdout.jsonl"
+    path = exemplars.default_path().parent / name
     return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
 
 
@@ -880,6 +880,21 @@ def test_ordinary_chat_is_almost_never_taken_over_by_the_crisis_response():
     flagged = [t for t, lv in zip(held, levels) if lv != "none"]
     assert len(urgent) <= 0.01 * len(held), urgent
     assert len(flagged) <= 0.02 * len(held), flagged
+
+
+@pytest.mark.skipif(not safety.learned_available(), reason="the embedding model is not installed")
+def test_hard_ordinary_chat_is_rarely_taken_over():
+    """897 everyday messages written to sound like crisis talk (a moving-out notice, a handover, a
+    will after buying a house, a weekly pill box, charcoal for the barbecue), never fitted:
+    measured 10 raised to urgent (1.1%) and 8 to concern."""
+    held = _ordinary_holdout("ordinary_hard.jsonl")
+    fitted = {e.text for e in exemplars.load()}
+    assert len(held) >= 890 and not [t for t in held if t in fitted]
+    levels = [assess(t).level for t in held]
+    urgent = [t for t, lv in zip(held, levels) if lv in ("urgent", "emergency")]
+    flagged = [t for t, lv in zip(held, levels) if lv != "none"]
+    assert len(urgent) <= 0.015 * len(held), urgent
+    assert len(flagged) <= 0.025 * len(held), flagged
 
 
 @pytest.mark.parametrize("text, level", [
