@@ -1370,6 +1370,13 @@ BLIND8_FLOOR = 0.66
 BLIND8_LANG_FLOORS = (("en", 0.71), ("de", 0.59), ("fr", 0.69))
 BLIND8_EMERGENCY_FLOOR = 0.28
 BLIND8_BENIGN_CEILING = 0.105
+# blind9 (416 messages; calm and hinted plans, men over 40, nurses, farmers, eating disorders,
+# abusive relationships): kept outside until a37533f was frozen, scored once: 116/166 (70%; en
+# 43/54, de 36/56, fr 37/56), 17/65, 9/142 (the fourth round's screen: 103/166, 15/65, 9/142).
+BLIND9_FLOOR = 0.68
+BLIND9_LANG_FLOORS = (("en", 0.78), ("de", 0.62), ("fr", 0.64))
+BLIND9_EMERGENCY_FLOOR = 0.24
+BLIND9_BENIGN_CEILING = 0.07
 
 
 @pytest.fixture(scope="module")
@@ -1397,17 +1404,23 @@ def blind8_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind8_path())), assess)
 
 
-@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8"])
-def test_blind4_to_blind8_are_apart_from_everything_the_screen_learned_from(which):
+@pytest.fixture(scope="module")
+def blind9_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind9_path())), assess)
+
+
+@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9"])
+def test_blind4_to_blind9_are_apart_from_everything_the_screen_learned_from(which):
     path = {"blind4": exemplars.blind4_path, "blind5": exemplars.blind5_path,
             "blind6": exemplars.blind6_path, "blind7": exemplars.blind7_path,
-            "blind8": exemplars.blind8_path}[which]()
+            "blind8": exemplars.blind8_path, "blind9": exemplars.blind9_path}[which]()
     blind = exemplars.load(path)
     assert len(blind) >= 400 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
     norm = lambda t: " ".join(t.lower().split())  # noqa: E731
     seen = {norm(e.text) for e in exemplars.load()}
     for other in (exemplars.blind2_path(), exemplars.blind3_path(), exemplars.blind4_path(),
-                  exemplars.blind5_path(), exemplars.blind6_path(), exemplars.blind7_path()):
+                  exemplars.blind5_path(), exemplars.blind6_path(), exemplars.blind7_path(),
+                  exemplars.blind8_path()):
         if other != path:
             seen |= {norm(e.text) for e in exemplars.load(other)}
     assert not [e.text for e in blind if norm(e.text) in seen]
@@ -1470,6 +1483,18 @@ def test_shipped_screen_on_the_eighth_blind_set(blind8_scores):
                                        "emergency + urgent flagged urgent, 10% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_eighth_blind_set(blind8_scores):
     assert_targets(blind8_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_ninth_blind_set(blind9_scores):
+    assert_floors(blind9_scores, BLIND9_FLOOR, BLIND9_LANG_FLOORS, BLIND9_EMERGENCY_FLOOR, BLIND9_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the ninth blind set: 70% of "
+                                       "emergency + urgent flagged urgent, 6% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_ninth_blind_set(blind9_scores):
+    assert_targets(blind9_scores)
 
 
 @needs_model

@@ -6,7 +6,7 @@ fiction, everyday: no risk), ``level`` (what the screen should say), ``source`` 
 bank's author, ``bank3`` and ``bank4`` the third and fourth rounds' banks; see docs/safety.md) and ``split``: ``train``
 and ``dev`` (v1; ``dev`` was tuned on), ``dev2`` (blind1, folded in once it had been scored),
 and ``holdout``: a quarter of blind1 and bank2, fixed from a hash of the language and text,
-that nothing is fitted or tuned on. The blind sets (``blind2`` to ``blind8``) are files of their
+that nothing is fitted or tuned on. The blind sets (``blind2`` to ``blind9``) are files of their
 own, written by someone who never saw the screen, and are the measures in docs/safety.md.
 """
 
@@ -28,7 +28,7 @@ BENIGN = ("idiom", "fiction", "everyday")
 CATEGORIES = RISK + BENIGN
 LANGS = ("en", "de", "fr")
 RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
-SPLITS = ("train", "dev", "dev2", "holdout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8")  # blind*: own files, never tuned on
+SPLITS = ("train", "dev", "dev2", "holdout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")  # blind*: own files, never tuned on
 FITTED = ("train", "dev", "dev2")           # what the learned layer is fitted on
 _LEVEL_OF = {"emergency": "emergency", "urgent": "urgent", "concern": "concern"}
 
@@ -90,6 +90,12 @@ def blind8_path() -> Path:
     """The eighth blind set: as the seventh, kept outside the project until the fifth round's
     final screen (the refitted layer, 2e8b49a) was frozen, scored once; never fitted or tuned on."""
     return assets_dir() / "safety" / "blind8.jsonl"
+
+
+def blind9_path() -> Path:
+    """The ninth blind set: as the eighth, kept outside the project until the fifth round's last
+    screen (a37533f) was frozen, scored once; never fitted or tuned on."""
+    return assets_dir() / "safety" / "blind9.jsonl"
 
 
 @lru_cache(maxsize=4)
