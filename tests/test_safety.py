@@ -1546,6 +1546,27 @@ def test_the_shipped_layer_reads_german_and_french_through_the_gloss():
     assert learned.encoder_text("je suis sur le toit", heads) != "je suis sur le toit"
 
 
+def test_without_the_medicine_list_the_rules_still_answer(monkeypatch, tmp_path):
+    """A missing or corrupt medicines.txt is no error: the rules' own pill words still work and a
+    brand name is read as written."""
+    from engine.safety import screen
+
+    def clear():
+        for f in (screen._medicines, screen._canon_token, screen._canon_light):
+            f.cache_clear()
+    bad = tmp_path / "medicines.txt"
+    bad.write_bytes(b"zolpidem\n\xff\xfe broken\n")
+    monkeypatch.setattr(screen, "medicines_path", lambda: bad)
+    clear()
+    try:
+        assert screen.assess_rules("I took a whole bottle of sleeping pills an hour ago").level == "emergency"
+        assert screen.normalise("took 40 zolpidem") == "took 40 zolpidem"
+    finally:
+        monkeypatch.undo()
+        clear()
+    assert screen.normalise("took 40 zolpidem") == "took 40 medication"
+
+
 def test_without_a_glossary_the_encoder_reads_the_message_as_written(monkeypatch, tmp_path):
     """A missing or broken glossary file is no error: German is then embedded as written (the
     screen still answers), and a line without a tab glosses to nothing rather than failing."""

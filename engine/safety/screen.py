@@ -68,15 +68,18 @@ def _elongation_candidates(tok: str):
         yield two[:m.start()] + two[m.start() + 1:]
 
 
+def medicines_path():
+    from ..paths import assets_dir
+    return assets_dir() / "safety" / "medicines.txt"
+
+
 @lru_cache(maxsize=1)
 def _medicines() -> frozenset[str]:
     """Medicine names (assets/safety/medicines.txt: generic, brand and slang names in the three
-    languages), folded like the text; a missing file means no extra names."""
-    from ..paths import assets_dir
-    path = assets_dir() / "safety" / "medicines.txt"
+    languages), folded like the text; a missing or unreadable file means no extra names."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = medicines_path().read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):
         return frozenset()
     names = {_fold(x.strip()) for x in lines if x.strip() and not x.startswith("#")}
     return frozenset(n for n in names if n.isalpha() and len(n) >= 4)
