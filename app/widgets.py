@@ -137,11 +137,11 @@ class Banner(QFrame):
 
 def resources_html(resources: list[dict], lang: str = "en") -> str:
     """Crisis resources as a short HTML list (name, contact in ``lang``, link)."""
-    from engine.safety import localise_contact
+    from engine.safety import localise_contact, localise_name
     items = []
     for r in resources[:5]:
         contact = localise_contact(r.get("contact", ""), lang)
-        line = f"<b>{html.escape(r.get('name', ''))}</b> — {html.escape(contact)}"
+        line = f"<b>{html.escape(localise_name(r.get('name', ''), lang))}</b> — {html.escape(contact)}"
         url = r.get("url")
         if url and url.startswith(("https://", "http://")):
             line += f" · <a href=\"{html.escape(url)}\">{html.escape(url.split('://', 1)[1].rstrip('/'))}</a>"

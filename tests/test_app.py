@@ -245,6 +245,18 @@ def test_an_emergency_in_german_gets_a_german_banner(window, qtbot, monkeypatch)
     assert len(safety) == 1 and safety[0]["text"].startswith("Bitte ruf jetzt 112 an")
 
 
+def test_an_overdose_of_a_named_medicine_in_french_gets_a_french_emergency_banner(window, qtbot, monkeypatch):
+    monkeypatch.setenv("MASCOT_REGION", "FR")
+    send(qtbot, window, "J'ai pris toute la boîte de Seroplex il y a une heure, je vois flou", timeout=30_000)
+    assert window.crisis.isVisible() and window.crisis.title.text() == "C'est une urgence."
+    body = window.crisis.body.text()
+    assert body.index("Appelle le 112 maintenant.") < body.index("3114")
+    assert "Secours" in body and "Emergency services" not in body
+    safety = rows(window, "safety")
+    assert len(safety) == 1 and safety[0]["text"].startswith("S'il te plaît, appelle le 112 maintenant")
+    assert "- Secours: Appelle le 112 maintenant" in safety[0]["text"]
+
+
 # -- personas and cards ---------------------------------------------------------------------------
 
 def test_persona_editor_validates_live_and_names_the_field(qtbot):

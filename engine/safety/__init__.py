@@ -31,7 +31,8 @@ Measurements and known limits: docs/safety.md.
 from __future__ import annotations
 
 from .gloss import language as message_language
-from .resources import crisis_message, emergency_call, load_resources, localise_contact, resources_for
+from .resources import (crisis_message, emergency_call, load_resources, localise_contact, localise_name,
+                        resources_for)
 from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyResult
 from .screen import LEVEL_RANK, assess_rules, normalise
 
@@ -51,6 +52,7 @@ __all__ = [
     "learned_available",
     "load_resources",
     "localise_contact",
+    "localise_name",
     "message_language",
     "normalise",
     "resources_for",

@@ -326,6 +326,14 @@ def language(lang: str | None) -> str:
     return lang if lang in _TEXT else "en"
 
 
+def localise_name(name: str, lang: str | None = "en") -> str:
+    """A resource's name in ``lang``: the generic "Emergency services" is translated, a named
+    service keeps its own name."""
+    if name == "Emergency services":
+        return _TEXT[language(lang)]["emergency_services"]
+    return name
+
+
 def localise_contact(contact: str, lang: str | None = "en") -> str:
     """A resource's contact line in ``lang`` (its few English words translated)."""
     for pattern, repl in _CONTACT_WORDS.get(language(lang), ()):
@@ -352,7 +360,7 @@ def emergency_call(resources: list[dict[str, Any]], lang: str | None = "en") -> 
     for res in resources:
         number = str(res.get("number", "")).strip()
         if res.get("emergency") and number:
-            return {"number": number, "name": str(res.get("name", "")),
+            return {"number": number, "name": localise_name(str(res.get("name", "")), lang),
                     "text": t["call_now"].format(number=number)}
     return {"number": "", "name": "", "text": t["call_generic"]}
 
@@ -368,7 +376,7 @@ def _emergency_message(result: SafetyResult, resources: list[dict[str, Any]], wh
     lines = [f"- {call['name'] or t['emergency_services']}: {call['text'].rstrip('.')}"
              if call["number"] else f"- {t['emergency_services']}: {t['call_generic'].rstrip('.')}"]
     for res in helplines:
-        lines.append(f"- {res['name']}: {localise_contact(res['contact'], lang)}"
+        lines.append(f"- {localise_name(res['name'], lang)}: {localise_contact(res['contact'], lang)}"
                      + (f" ({res['url']})" if res.get("url") else ""))
     return " ".join(sentences) + f"\n\n{t['contacts_emergency']}\n" + "\n".join(lines)
 
@@ -403,7 +411,7 @@ def crisis_message(result: SafetyResult, resources: list[dict[str, Any]],
     sentences.append(t["brave"])
     lines = []
     for res in listed[:4]:
-        line = f"- {res['name']}: {localise_contact(res['contact'], lang)}"
+        line = f"- {localise_name(res['name'], lang)}: {localise_contact(res['contact'], lang)}"
         if res.get("url"):
             line += f" ({res['url']})"
         lines.append(line)
