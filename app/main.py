@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--llama-probe"] and len(argv) == 2:  # the one-folder app's llama.cpp probe child
         from engine.llm.check import probe_main
         return probe_main(argv[1])
+    if argv[:1] == ["--safety-probe"] and len(argv) == 2:  # which screen a build runs (tests, support)
+        return safety_probe(argv[1])
     args = build_parser().parse_args(argv)
     try:
         return run(args)
@@ -53,6 +55,18 @@ def main(argv: list[str] | None = None) -> int:
         log.exception("mascot-app failed")
         print(f"mascot-app: {describe(e)}", file=sys.stderr)
         return 1
+
+
+def safety_probe(text: str) -> int:
+    """Print the crisis screen's verdict on ``text`` as one JSON line, and whether its learned
+    layer runs in this build."""
+    import json
+
+    from engine import safety
+    r = safety.assess(text)
+    print(json.dumps({"level": r.level, "source": r.source,
+                      "learned_available": safety.learned_available()}))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:

