@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.safety import exemplars as ex, features, heads as heads_mod, learned  # noqa: E402
-from engine.safety.screen import assess_rules  # noqa: E402
+from engine.safety.screen import assess_rules, everyday_purpose  # noqa: E402
 
 RANK = ex.RANK
 C_EMB, C_CHAR = 4.0, 30.0          # inverse L2 strengths (chosen by out-of-fold AUC of `high`)
@@ -121,16 +121,18 @@ def out_of_fold(data: Data, levels: np.ndarray, folds: np.ndarray) -> np.ndarray
     return z, sd
 
 
-def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The rules' levels raised by the heads (as learned.learned_level and learned.combine)."""
+def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray, purpose: np.ndarray | None = None) -> np.ndarray:
+    """The rules' levels raised by the heads (as learned.learned_level and learned.combine);
+    ``purpose``: the message states a harmless purpose (screen.everyday_purpose)."""
     flagged = rules >= 1
-    high = ((z[:, 1] >= t[1]) & (flagged | (z[:, 1] >= t[3]))) | (rules == 2)
+    free = np.ones(len(rules), bool) if purpose is None else ~purpose
+    high = ((z[:, 1] >= t[1]) & (flagged | ((z[:, 1] >= t[3]) & free))) | (rules == 2)
     learned_lv = np.where(high, np.where(z[:, 2] >= t[2], 3, 2),
                           np.where(z[:, 0] >= t[0], 1, 0))
     return np.maximum(rules, learned_lv)
 
 
-def choose(rules, z, levels, a) -> np.ndarray:
+def choose(rules, z, levels, a, purpose=None) -> np.ndarray:
     """[risk, high, emer, jump]: ``jump`` is the stricter ``high`` threshold for a message the
     rules did not flag at all (none straight to urgent)."""
     benign, concern = levels == 0, levels == 1
@@ -139,14 +141,15 @@ def choose(rules, z, levels, a) -> np.ndarray:
         return next((t for t in GRID if ok(t)), 99.0)
     t_high = first(lambda t: ((z[:, 1] >= t) & (rules == 1) & (levels <= 1)).sum()
                    <= a.concern_budget * ((rules == 1) & (levels <= 1)).sum())
-    t_jump = max(t_high, first(lambda t: ((z[:, 1] >= t) & (rules < 1) & benign).sum()
+    free = np.ones(len(rules), bool) if purpose is None else ~purpose
+    t_jump = max(t_high, first(lambda t: ((z[:, 1] >= t) & (rules < 1) & free & benign).sum()
                                <= a.high_budget * benign.sum()
-                               and ((z[:, 1] >= t) & (rules < 1) & concern).sum()
+                               and ((z[:, 1] >= t) & (rules < 1) & free & concern).sum()
                                <= a.concern_budget * concern.sum()))
-    urgent = apply(rules, z, np.array([99.0, t_high, 99.0, t_jump])) == 2
+    urgent = apply(rules, z, np.array([99.0, t_high, 99.0, t_jump]), purpose) == 2
     t_emer = first(lambda t: ((z[:, 2] >= t) & urgent & (levels < 3)).sum()
                    <= a.emer_budget * (urgent & (levels < 3)).sum())
-    t_risk = first(lambda t: ((apply(rules, z, np.array([t, t_high, t_emer, t_jump])) >= 1)
+    t_risk = first(lambda t: ((apply(rules, z, np.array([t, t_high, t_emer, t_jump]), purpose) >= 1)
                               & (rules < 1) & benign).sum() <= a.risk_budget * benign.sum())
     return np.array([t_risk, t_high, t_emer, t_jump])
 
@@ -193,15 +196,16 @@ def main(argv: list[str] | None = None) -> int:
     data = Data(rows, model, use_gloss=not a.no_gloss)
     folds = np.array([int(hashlib.sha1(e.text.encode()).hexdigest(), 16) % 5 for e in rows])
     rules = np.array([RANK[assess_rules(e.text).level] for e in rows])
+    purpose = np.array([everyday_purpose(e.text) for e in rows])
     z, sd = out_of_fold(data, levels, folds)
-    t = choose(rules, z, levels, a)
+    t = choose(rules, z, levels, a, purpose)
     print(f"thresholds from the budgets: {t.tolist()}")
     if a.thresholds:
         t = np.array([float(x) for x in a.thresholds.split(",")])
     print(f"{len(rows)} messages ({', '.join(ex.FITTED)}), {time.time() - t0:.0f} s")
     print(f"thresholds: risk {t[0]}, high {t[1]}, emer {t[2]}, jump {t[3]}")
     print(summary("out-of-fold, rules alone      ", levels, cats, langs, rules))
-    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t)))
+    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose)))
 
     models = fit_heads(data, np.arange(len(rows)), levels)
     used = np.unique(np.concatenate([features.ngrams(e.text) for e in rows]

@@ -3,7 +3,7 @@
 Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
 fiction, everyday: no risk), ``level`` (what the screen should say), ``source`` (who wrote it:
 ``v1`` the first rules' author, ``blind1`` the first blind set's author, ``bank2`` the second
-bank's author, ``bank3`` and ``bank4`` the third and fourth rounds' banks; see docs/safety.md) and ``split``: ``train``
+bank's author, ``bank3``, ``bank4`` and ``bank5`` the third, fourth and sixth rounds' banks; see docs/safety.md) and ``split``: ``train``
 and ``dev`` (v1; ``dev`` was tuned on), ``dev2`` (blind1, folded in once it had been scored),
 and ``holdout``: a quarter of blind1 and bank2, fixed from a hash of the language and text,
 that nothing is fitted or tuned on. The blind sets (``blind2`` to ``blind9``) are files of their
@@ -28,7 +28,8 @@ BENIGN = ("idiom", "fiction", "everyday")
 CATEGORIES = RISK + BENIGN
 LANGS = ("en", "de", "fr")
 RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
-SPLITS = ("train", "dev", "dev2", "holdout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")  # blind*: own files, never tuned on
+SPLITS = ("train", "dev", "dev2", "holdout", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7",
+          "blind8", "blind9", "blind10")  # blind*: own files (BLIND_SETS), never tuned on
 FITTED = ("train", "dev", "dev2")           # what the learned layer is fitted on
 _LEVEL_OF = {"emergency": "emergency", "urgent": "urgent", "concern": "concern"}
 
@@ -47,55 +48,27 @@ def default_path() -> Path:
     return assets_dir() / "safety" / "exemplars.jsonl"
 
 
-def blind2_path() -> Path:
-    """The second blind set: written by someone who never saw the screen, scored once on the
-    frozen screen (docs/safety.md); a test set only, never fitted or tuned on."""
-    return assets_dir() / "safety" / "blind2.jsonl"
+# The blind sets (assets/safety/<name>.jsonl): each written by someone who saw only the level
+# definitions (blind2: never saw the screen), kept outside the project until the screen named here
+# was frozen, scored once; a test set only, never fitted or tuned on (docs/safety.md).
+BLIND_SETS = {
+    "blind2": "the second round's screen (4a78a0a)",
+    "blind3": "the third round's screen (27965b8)",
+    "blind4": "the fourth round's gloss screen (5a3fb26); bank4 was written after its misses were read",
+    "blind5": "the fourth round's screen fitted on bank4",
+    "blind6": "the fifth round's first screen (bea388d)",
+    "blind7": "the fifth round's final rules (554cb2b)",
+    "blind8": "the fifth round's refitted layer (2e8b49a)",
+    "blind9": "the fifth round's last screen (a37533f)",
+    "blind10": "the sixth round's screen (bank5 and the emergency step)",
+}
 
 
-def blind3_path() -> Path:
-    """The third blind set: written by someone who saw only the level definitions, kept outside
-    the project until the third round's screen was frozen (27965b8), scored once; never fitted
-    or tuned on."""
-    return assets_dir() / "safety" / "blind3.jsonl"
-
-
-def blind4_path() -> Path:
-    """The fourth blind set: written by someone who saw only the level definitions, kept outside
-    the project until the fourth round's screen (the English gloss) was frozen (5a3fb26), scored
-    once; never fitted or tuned on (the fourth round's second step, bank4, was written after its
-    misses were read: docs/safety.md)."""
-    return assets_dir() / "safety" / "blind4.jsonl"
-
-
-def blind5_path() -> Path:
-    """The fifth blind set: as the fourth, kept outside the project until the screen fitted on
-    bank4 was frozen, scored once; never fitted or tuned on."""
-    return assets_dir() / "safety" / "blind5.jsonl"
-
-
-def blind6_path() -> Path:
-    """The sixth blind set: as the fifth, kept outside the project until the fifth round's screen
-    was frozen (bea388d), scored once; never fitted or tuned on."""
-    return assets_dir() / "safety" / "blind6.jsonl"
-
-
-def blind7_path() -> Path:
-    """The seventh blind set: as the sixth, kept outside the project until the fifth round's
-    final rules were frozen (554cb2b), scored once; never fitted or tuned on."""
-    return assets_dir() / "safety" / "blind7.jsonl"
-
-
-def blind8_path() -> Path:
-    """The eighth blind set: as the seventh, kept outside the project until the fifth round's
-    final screen (the refitted layer, 2e8b49a) was frozen, scored once; never fitted or tuned on."""
-    return assets_dir() / "safety" / "blind8.jsonl"
-
-
-def blind9_path() -> Path:
-    """The ninth blind set: as the eighth, kept outside the project until the fifth round's last
-    screen (a37533f) was frozen, scored once; never fitted or tuned on."""
-    return assets_dir() / "safety" / "blind9.jsonl"
+def blind_path(name: str) -> Path:
+    """The file of one blind set (a key of ``BLIND_SETS``)."""
+    if name not in BLIND_SETS:
+        raise MascotError(f"There is no blind set {name!r}; the blind sets are {', '.join(BLIND_SETS)}.")
+    return assets_dir() / "safety" / f"{name}.jsonl"
 
 
 @lru_cache(maxsize=4)
@@ -126,8 +99,8 @@ def load(path: Path | None = None) -> tuple[Exemplar, ...]:
 
 def split(name: str, path: Path | None = None) -> list[Exemplar]:
     """The exemplars of one split (a blind set is read from its own file)."""
-    if path is None and name.startswith("blind"):
-        path = assets_dir() / "safety" / f"{name}.jsonl"
+    if path is None and name in BLIND_SETS:
+        path = blind_path(name)
     return [e for e in load(path) if e.split == name]
 
 

@@ -11,7 +11,8 @@ out-of-fold logits so that neither dominates:
 ``risk``: concern or higher; ``high``: urgent or higher; ``emer``: emergency. A message is
 scored as a whole and clause by clause (``features.clauses``); each head takes the highest
 score, so a risk in the middle of everyday talk is not averaged away. ``thresholds`` were chosen
-on out-of-fold scores with the rules in front (docs/safety.md).
+on out-of-fold scores with the rules in front (docs/safety.md); ``emer`` makes an urgent message
+(urgent by the rules or by ``high``) an emergency.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ import numpy as np
 from ..paths import assets_dir
 from . import heads as heads_mod
 from .result import CONCERN_AT, LEVELS, URGENT_AT, SafetyResult
+from .screen import everyday_purpose
 
 LEVEL_RANK = {lv: i for i, lv in enumerate(LEVELS)}
 
@@ -312,13 +313,16 @@ def encoder_text(text: str, heads: heads_mod.Heads) -> str:
     return text
 
 
-def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str) -> str:
+def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str,
+                  purpose: bool = False) -> str:
     """The level the heads give a message the rules rated ``rules_level``: urgent needs ``high``
-    (and the stricter ``jump`` when the rules saw nothing); a message that is then urgent, by the
-    rules or by ``high``, is an emergency when ``emer`` passes too; else concern on ``risk``."""
+    (and the stricter ``jump`` when the rules saw nothing, which a stated harmless ``purpose``
+    rules out); a message that is then urgent, by the rules or by ``high``, is an emergency when
+    ``emer`` passes too; else concern on ``risk``."""
     t_risk, t_high, t_emer, t_jump = heads.thresholds.tolist()
     flagged = rules_level != "none"
-    if (z["high"] >= t_high and (flagged or z["high"] >= t_jump)) or rules_level == "urgent":
+    if (z["high"] >= t_high and (flagged or (z["high"] >= t_jump and not purpose))) \
+            or rules_level == "urgent":
         return "emergency" if z["emer"] >= t_emer else "urgent"
     return "concern" if z["risk"] >= t_risk else "none"
 
@@ -329,7 +333,8 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
     z = scores(text) if heads is not None else None
     if z is None:
         return result
-    level = learned_level(z, heads, result.level)
+    purpose = result.level == "none" and z["high"] >= heads.thresholds[3] and everyday_purpose(text)
+    level = learned_level(z, heads, result.level, purpose)
     if LEVEL_RANK[level] <= LEVEL_RANK[result.level]:
         return result
     floor = {"concern": CONCERN_AT, "urgent": URGENT_AT, "emergency": 1.0}[level]

@@ -70,6 +70,17 @@ JOKE_TRIVIAL = re.compile(r"\b(?:reunions?|visio\w*|teams|zoom|appels?|cours|amp
                           r"|radio)\b")
 JOKE_IF = re.compile(r"\b(?:si|encore une fois|encore un|encore une|une fois de plus|plutot)\b")
 
+
+# An explicit harmless purpose ("comme le médecin m'a dit", "pour accrocher le rideau"): when the
+# rules see no risk, the learned layer may not raise such a message past concern (learned.py).
+PURPOSE = re.compile(
+    r"\bcomme (?:prescrit|indique|le (?:doc|docteur|medecin) (?:me a )?(?:dit|prescrit))\b"
+    r"|\b(?:doc|docteur|medecin|generaliste|pharmacien\w*) (?:me a |ma )?(?:prescrit|conseille)\b"
+    r"|\bpour (?:accrocher|changer|tendre|fixer|installer|poser|attacher|suspendre) (?:la |le |les |l |une |un |mes |ma |mon )?"
+    r"(?:\w+ )?(?:ampoules?|lampes?|rideaux?|corde a linge|linge|etageres?|tableaux?|guirlandes?|balancoire|hamac|bache"
+    r"|lustre)\b"
+    r"|\b(?:tout (?:tuer|dechirer|casser)|tuer sur scene)\b")
+
 FIRST = frozenset({"je", "me", "moi", "mon", "ma", "mes", "nous"})
 THIRD = frozenset({
     "il", "elle", "ils", "elles", "lui", "son", "sa", "ses", "leur", "leurs", "on", "ami",

@@ -454,6 +454,18 @@ def assess_rules(text: str, *, _shortcut: bool = True) -> SafetyResult:
     return best
 
 
+def everyday_purpose(text: str) -> bool:
+    """Whether the message states a harmless purpose in any screened language's ``PURPOSE`` table
+    ("kill it at the gym", "wie verschrieben", "pour accrocher le rideau")."""
+    if not text or not text.strip():
+        return False
+    for table in _languages(text):
+        norm = normalise(text) if table is rules_en else normalise_light(text, table)
+        if table.PURPOSE.search(norm):
+            return True
+    return False
+
+
 @lru_cache(maxsize=1)
 def _tables() -> tuple:
     from . import rules_de, rules_fr
