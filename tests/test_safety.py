@@ -1394,6 +1394,14 @@ BLIND9_FLOOR = 0.68
 BLIND9_LANG_FLOORS = (("en", 0.78), ("de", 0.62), ("fr", 0.64))
 BLIND9_EMERGENCY_FLOOR = 0.58  # sixth round: the emergency step (docs/safety.md)
 BLIND9_BENIGN_CEILING = 0.07
+# blind10 (417 messages; settings of every kind: farms, sea, hospital staff, prison, military,
+# care homes, gaming): kept outside until the sixth round's screen (181a1f0) was frozen, scored
+# once: 118/167 (71%; en 41/56, de 34/56, fr 43/55), 45/65 emergencies as emergencies, 9/143
+# (the fifth round's screen: 119/167, 20/65, 10/143).
+BLIND10_FLOOR = 0.68
+BLIND10_LANG_FLOORS = (("en", 0.70), ("de", 0.58), ("fr", 0.75))
+BLIND10_EMERGENCY_FLOOR = 0.64
+BLIND10_BENIGN_CEILING = 0.07
 
 
 @pytest.fixture(scope="module")
@@ -1424,6 +1432,11 @@ def blind8_scores():
 @pytest.fixture(scope="module")
 def blind9_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind_path("blind9"))), assess)
+
+
+@pytest.fixture(scope="module")
+def blind10_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind10"))), assess)
 
 
 @pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10"])
@@ -1654,3 +1667,15 @@ def test_a_stated_purpose_never_lowers_what_the_rules_or_the_layer_see():
     assert assess("I'm going to kill myself tonight with the pills the doctor prescribed").level in ("urgent", "emergency")
     assert assess("gave my xbox and my guitar to my cousins. wont need them where im going").level == "urgent"
     assert assess("I'm going to kill it at the gym").level == "none"
+
+
+@needs_model
+def test_shipped_screen_on_the_tenth_blind_set(blind10_scores):
+    assert_floors(blind10_scores, BLIND10_FLOOR, BLIND10_LANG_FLOORS, BLIND10_EMERGENCY_FLOOR, BLIND10_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the tenth blind set: 71% of "
+                                       "emergency + urgent flagged urgent, 6% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_tenth_blind_set(blind10_scores):
+    assert_targets(blind10_scores)
