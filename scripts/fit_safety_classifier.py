@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of the urgent non-emergencies it may raise to emergency (0.01)")
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump: use these instead of the budgets (the shipped"
-                         " ones: 3.1,-0.1,99,1.35; see docs/safety.md)")
+                         " ones: 3.15,-0.1,1.2,1.35; see docs/safety.md)")
     ap.add_argument("--no-gloss", action="store_true",
                     help="embed German and French as written, not as their English gloss (the old layer)")
     a = ap.parse_args(argv)
