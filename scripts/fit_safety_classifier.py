@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.safety import exemplars as ex, features, heads as heads_mod, learned  # noqa: E402
-from engine.safety.screen import assess_rules, everyday_purpose  # noqa: E402
+from engine.safety.screen import assess_rules, denied, everyday_purpose  # noqa: E402
 
 RANK = ex.RANK
 C_EMB, C_CHAR = 4.0, 30.0          # inverse L2 strengths (chosen by out-of-fold AUC of `high`)
@@ -121,18 +121,34 @@ def out_of_fold(data: Data, levels: np.ndarray, folds: np.ndarray) -> np.ndarray
     return z, sd
 
 
-def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray, purpose: np.ndarray | None = None) -> np.ndarray:
+def out_of_fold_knn(data: Data, levels: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:
+    """Per message: heads_mod.nearest against the other folds' emergency + urgent and level-none
+    messages (whole messages)."""
+    vec = data.emb[data.whole(np.arange(len(levels)))]
+    vec = vec / np.linalg.norm(vec, axis=1, keepdims=True)
+    out = np.zeros(len(levels))
+    for f in np.unique(folds):
+        te, tr = folds == f, folds != f
+        out[te] = heads_mod.nearest(vec[tr & (levels >= 2)], vec[tr & (levels == 0)], vec[te], k)
+    return out
+
+
+def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray, purpose: np.ndarray | None = None,
+          denial: np.ndarray | None = None) -> np.ndarray:
     """The rules' levels raised by the heads (as learned.learned_level and learned.combine);
-    ``purpose``: the message states a harmless purpose (screen.everyday_purpose)."""
+    ``purpose``: the message states a harmless purpose (screen.everyday_purpose); ``denial``: a
+    short denial (screen.denied)."""
     flagged = rules >= 1
     free = np.ones(len(rules), bool) if purpose is None else ~purpose
     high = ((z[:, 1] >= t[1]) & (flagged | ((z[:, 1] >= t[3]) & free))) | (rules == 2)
     learned_lv = np.where(high, np.where(z[:, 2] >= t[2], 3, 2),
                           np.where(z[:, 0] >= t[0], 1, 0))
+    if denial is not None:           # a short denial the rules rate concern or less: concern at most
+        learned_lv = np.where(denial & (rules <= 1), np.minimum(learned_lv, 1), learned_lv)
     return np.maximum(rules, learned_lv)
 
 
-def choose(rules, z, levels, a, purpose=None) -> np.ndarray:
+def choose(rules, z, levels, a, purpose=None, denial=None) -> np.ndarray:
     """[risk, high, emer, jump]: ``jump`` is the stricter ``high`` threshold for a message the
     rules did not flag at all (none straight to urgent)."""
     benign, concern = levels == 0, levels == 1
@@ -146,10 +162,10 @@ def choose(rules, z, levels, a, purpose=None) -> np.ndarray:
                                <= a.high_budget * benign.sum()
                                and ((z[:, 1] >= t) & (rules < 1) & free & concern).sum()
                                <= a.concern_budget * concern.sum()))
-    urgent = apply(rules, z, np.array([99.0, t_high, 99.0, t_jump]), purpose) == 2
+    urgent = apply(rules, z, np.array([99.0, t_high, 99.0, t_jump]), purpose, denial) == 2
     t_emer = first(lambda t: ((z[:, 2] >= t) & urgent & (levels < 3)).sum()
                    <= a.emer_budget * (urgent & (levels < 3)).sum())
-    t_risk = first(lambda t: ((apply(rules, z, np.array([t, t_high, t_emer, t_jump]), purpose) >= 1)
+    t_risk = first(lambda t: ((apply(rules, z, np.array([t, t_high, t_emer, t_jump]), purpose, denial) >= 1)
                               & (rules < 1) & benign).sum() <= a.risk_budget * benign.sum())
     return np.array([t_risk, t_high, t_emer, t_jump])
 
@@ -180,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump: use these instead of the budgets (the shipped"
                          " ones: 3.15,-0.1,1.2,1.35; see docs/safety.md)")
+    ap.add_argument("--nn-weight", type=float, default=1.0,
+                    help="weight of the nearest-neighbour score in `high`, relative to the linear"
+                         " heads' spread (1.0; 0 turns it off)")
+    ap.add_argument("--nn-k", type=int, default=3, help="neighbours averaged on each side (3)")
+    ap.add_argument("--oof-out", default="", help="also save the out-of-fold scores here (.npz)")
     ap.add_argument("--no-gloss", action="store_true",
                     help="embed German and French as written, not as their English gloss (the old layer)")
     a = ap.parse_args(argv)
@@ -197,17 +218,28 @@ def main(argv: list[str] | None = None) -> int:
     folds = np.array([int(hashlib.sha1(e.text.encode()).hexdigest(), 16) % 5 for e in rows])
     rules = np.array([RANK[assess_rules(e.text).level] for e in rows])
     purpose = np.array([everyday_purpose(e.text) for e in rows])
+    denial = np.array([denied(e.text) for e in rows])
     z, sd = out_of_fold(data, levels, folds)
-    t = choose(rules, z, levels, a, purpose)
+    nn_scale = 0.0
+    if a.nn_weight > 0:              # the nearest fitted messages join the `high` head
+        near = out_of_fold_knn(data, levels, folds, a.nn_k)
+        nn_scale = float(a.nn_weight * z[:, 1].std() / near.std())
+        z[:, 1] += nn_scale * near
+    t = choose(rules, z, levels, a, purpose, denial)
+    if a.oof_out:
+        np.savez(a.oof_out, z=z, rules=rules, purpose=purpose, denial=denial, levels=levels, cats=cats,
+                 langs=langs)
     print(f"thresholds from the budgets: {t.tolist()}")
     if a.thresholds:
         t = np.array([float(x) for x in a.thresholds.split(",")])
     print(f"{len(rows)} messages ({', '.join(ex.FITTED)}), {time.time() - t0:.0f} s")
     print(f"thresholds: risk {t[0]}, high {t[1]}, emer {t[2]}, jump {t[3]}")
     print(summary("out-of-fold, rules alone      ", levels, cats, langs, rules))
-    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose)))
+    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose, denial)))
 
     models = fit_heads(data, np.arange(len(rows)), levels)
+    whole = data.emb[data.whole(np.arange(len(rows)))]
+    whole = whole / np.linalg.norm(whole, axis=1, keepdims=True)
     used = np.unique(np.concatenate([features.ngrams(e.text) for e in rows]
                                     + [features.ngrams(p) for ps in data.parts for p in ps]))
     char_w = np.stack([mc.coef_[0][used] for _, mc in models], axis=1)
@@ -217,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             "fitted_on": f"{' + '.join(ex.FITTED)} splits, {len(rows)} messages",
             "C": {"embedding": C_EMB, "char": C_CHAR},
             "gloss": not a.no_gloss,
+            "nearest": {"k": a.nn_k, "weight": a.nn_weight, "scale": nn_scale},
             "thresholds_given": a.thresholds,
             "budgets": {"risk": a.risk_budget, "high": a.high_budget,
                         "concern": a.concern_budget, "emer": a.emer_budget},
@@ -228,7 +261,10 @@ def main(argv: list[str] | None = None) -> int:
         emb_sd=sd[:, 0].astype(np.float32),
         char_idx=used[keep].astype(np.int32), char_w=char_w[keep].astype(np.float16),
         char_b=np.array([mc.intercept_[0] for _, mc in models], dtype=np.float32),
-        char_sd=sd[:, 1].astype(np.float32), thresholds=t.astype(np.float32))
+        char_sd=sd[:, 1].astype(np.float32), thresholds=t.astype(np.float32),
+        **({} if nn_scale == 0 else {
+            "nn_pos": whole[levels >= 2].astype(np.float16), "nn_neg": whole[levels == 0].astype(np.float16),
+            "nn_k": np.array(a.nn_k), "nn_scale": np.array(nn_scale)}))
     print(f"wrote {a.out} ({Path(a.out).stat().st_size // 1024} KB)")
     return 0
 

@@ -728,7 +728,7 @@ def test_disclosure():
 
 from engine.safety import (SCREENED_LANGUAGES, SCREENING_NOTE, assess_conversation,  # noqa: E402
                            emergency_call, exemplars, learned, learned_available)
-from engine.safety.screen import assess_rules, everyday_purpose  # noqa: E402
+from engine.safety.screen import assess_rules, denied, everyday_purpose  # noqa: E402
 
 RANK = exemplars.RANK
 
@@ -1679,3 +1679,40 @@ def test_shipped_screen_on_the_tenth_blind_set(blind10_scores):
                                        "emergency + urgent flagged urgent, 6% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_tenth_blind_set(blind10_scores):
     assert_targets(blind10_scores)
+
+
+@needs_model
+def test_the_nearest_fitted_messages_pull_toward_their_own_level():
+    """The `high` head adds how much closer a message is to the fitted emergency + urgent messages
+    than to the benign ones (heads.nearest); the shipped heads carry both banks."""
+    heads = learned.classifier()
+    assert heads.nn_pos is not None and len(heads.nn_pos) > 2000 and len(heads.nn_neg) > 2000
+    assert heads.nn_scale > 0
+    risky, benign = learned.embed(["I bought a rope and I know which tree, tonight is the night",
+                                   "we had pizza and watched a film, nice evening"])
+    assert heads.knn(risky) > 0.05 and heads.knn(benign) < 0.02
+
+
+def test_heads_with_broken_neighbours_are_not_loaded(tmp_path):
+    import numpy as np
+    d = dict(np.load(learned.classifier_path(), allow_pickle=False))
+    d["nn_pos"] = d["nn_pos"][:, :10]                       # wrong width: the rules work alone
+    path = tmp_path / "classifier.npz"
+    np.savez_compressed(path, **d)
+    from engine.safety import heads as heads_mod
+    assert heads_mod.load(path) is None
+
+
+@needs_model
+@pytest.mark.parametrize("text", ["I'm not going to kill myself, don't worry", "ich will nicht sterben",
+                                  "je veux pas mourir", "I'm not suicidal, just tired"])
+def test_a_short_denial_is_a_check_in_at_most(text):
+    assert denied(text)
+    assert assess(text).level in ("none", "concern")
+
+
+@needs_model
+def test_a_denial_in_a_longer_message_does_not_hide_what_else_it_says():
+    text = "j'ai avalé toute la plaquette il y a une heure et maintenant j'ai peur, je veux pas mourir en fait"
+    assert not denied(text)
+    assert assess(text).level in ("urgent", "emergency")

@@ -17,6 +17,7 @@ on out-of-fold scores with the rules in front (docs/safety.md); ``emer`` makes a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,13 @@ class Heads:
     char_sd: np.ndarray        # (3,)
     thresholds: np.ndarray     # (4,) risk, high, emer, jump (learned.learned_level)
     meta: dict
+    # nearest neighbours (sixth round): unit embeddings of the fitted emergency + urgent messages
+    # and of the fitted level-none ones; ``high`` adds ``nn_scale`` times the difference of the
+    # mean cosine of the ``nn_k`` nearest of each (None: no neighbours in the file)
+    nn_pos: np.ndarray | None = None
+    nn_neg: np.ndarray | None = None
+    nn_k: int = 3
+    nn_scale: float = 0.0
 
     def char_logits(self, text: str) -> np.ndarray:
         idx = features.ngrams(text)
@@ -49,11 +57,26 @@ class Heads:
         hit = pos[self.char_idx[pos] == idx]
         return self.char_w[hit].sum(0) / np.sqrt(len(idx)) + self.char_b
 
+    def knn(self, vec: np.ndarray) -> float:
+        """How much closer ``vec`` is to the fitted risky messages than to the benign ones."""
+        if self.nn_pos is None or self.nn_neg is None:
+            return 0.0
+        return nearest(self.nn_pos, self.nn_neg, vec[None, :], self.nn_k)[0]
+
     def score(self, text: str, vec: np.ndarray) -> np.ndarray:
         """The combined score of each head for one text and its unit embedding ``vec``."""
         ze = (self.emb_w @ vec + self.emb_b) / self.emb_sd
         zc = self.char_logits(text) / self.char_sd
         return ze + zc
+
+
+def nearest(pos: np.ndarray, neg: np.ndarray, vecs: np.ndarray, k: int) -> np.ndarray:
+    """Per row of ``vecs``: mean cosine of its ``k`` nearest in ``pos`` minus that in ``neg``."""
+    def top(bank):
+        sims = vecs.astype(np.float32) @ bank.T.astype(np.float32)
+        k_ = min(k, sims.shape[1])
+        return np.partition(sims, sims.shape[1] - k_, axis=1)[:, -k_:].mean(1)
+    return top(pos) - top(neg)
 
 
 def load(path: Path) -> Heads | None:
@@ -66,10 +89,17 @@ def load(path: Path) -> Heads | None:
                         for k in ("emb_w", "emb_b", "emb_sd", "char_idx", "char_w", "char_b",
                                   "char_sd", "thresholds")),
                       meta=json.loads(str(d["meta"])))
+            if "nn_pos" in d.files:
+                h = dataclasses.replace(h, nn_pos=np.asarray(d["nn_pos"], dtype=np.float32),
+                                        nn_neg=np.asarray(d["nn_neg"], dtype=np.float32),
+                                        nn_k=int(d["nn_k"]), nn_scale=float(d["nn_scale"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if h.emb_w.shape[0] != len(HEADS) or h.char_w.shape != (len(h.char_idx), len(HEADS)) \
             or h.thresholds.shape != (4,):
+        return None
+    if h.nn_pos is not None and (h.nn_pos.shape[1:] != h.emb_w.shape[1:] or h.nn_neg.shape[1:] != h.emb_w.shape[1:]
+                                 or not len(h.nn_pos) or not len(h.nn_neg)):
         return None
     return h
 

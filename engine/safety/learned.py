@@ -35,7 +35,7 @@ import numpy as np
 from ..paths import assets_dir
 from . import heads as heads_mod
 from .result import CONCERN_AT, LEVELS, URGENT_AT, SafetyResult
-from .screen import everyday_purpose
+from .screen import denied, everyday_purpose
 
 LEVEL_RANK = {lv: i for i, lv in enumerate(LEVELS)}
 
@@ -301,6 +301,7 @@ def scores(text: str) -> dict[str, float] | None:
             return None
         vecs = [model._one(i) for i in ids]
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
+    z[1] += heads.nn_scale * heads.knn(vecs[0])     # the whole message's nearest fitted messages
     return {h: float(z[i]) for i, h in enumerate(heads_mod.HEADS)}
 
 
@@ -335,6 +336,8 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
         return result
     purpose = result.level == "none" and z["high"] >= heads.thresholds[3] and everyday_purpose(text)
     level = learned_level(z, heads, result.level, purpose)
+    if LEVEL_RANK[level] > LEVEL_RANK["concern"] and result.level in ("none", "concern") and denied(text):
+        level = "concern"          # "I'm not going to kill myself": a check-in at most
     if LEVEL_RANK[level] <= LEVEL_RANK[result.level]:
         return result
     floor = {"concern": CONCERN_AT, "urgent": URGENT_AT, "emergency": 1.0}[level]

@@ -78,6 +78,10 @@ JOKE_TRIVIAL = re.compile(r"\b(?:meeting\w*|besprechung\w*|teams|zoom|call|vorle
 JOKE_IF = re.compile(r"\b(?:wenn|falls|noch (?:ein)?mal|noch so|schon wieder|lieber)\b")
 
 
+# A denial in the user's own words ("ich will nicht sterben"): read by screen.denied.
+DENIAL = re.compile(r"\b(?:ich )?(?:will|mochte|werde|wurde|moechte) (?:mich )?(?:doch |ja )?nicht (?:sterben|umbringen"
+                    r"|toten|das leben nehmen)\b|\bbin (?:doch |ja )?nicht (?:suizidal|lebensmude)\b")
+
 # An explicit harmless purpose ("wie verschrieben", "um die Glühbirne zu wechseln"): when the rules
 # see no risk, the learned layer may not raise such a message past concern (learned.py).
 PURPOSE = re.compile(

@@ -127,6 +127,10 @@ JOKE_TRIVIAL = re.compile(r"\b(?:meetings?|zoom|teams|calls?|lectures?|class|sem
 JOKE_IF = re.compile(r"\b(?:if|one more|another|again|once more|rather|last time i)\b")
 
 
+# A denial in the user's own words ("I'm not suicidal"): read by screen.denied with the rules'
+# negated hits.
+DENIAL = re.compile(r"\b(?:i am|im) not (?:suicidal|going to do anything stupid)\b")
+
 # An explicit harmless purpose ("kill it at the gym", "as prescribed", "to change the bulb"): when
 # the rules see no risk, the learned layer may not raise such a message past concern (learned.py).
 PURPOSE = re.compile(
@@ -136,6 +140,7 @@ PURPOSE = re.compile(
     r"|\bto (?:change|replace|fix|hang(?: up)?|put up|tie up|tighten|take down) (?:the|a|my|our) (?:\w+ )?"
     r"(?:bulbs?|lights?|lamps?|curtains?|shelf|shelves|pictures?|washing|washing line|clothes ?line|swing|hammock"
     r"|tarp|tent|decorations?|fairy lights|smoke alarm)\b"
+    r"|\b(?:end|close|start|begin) (?:this|that|a|the|my|a new) (?:new )?chapter\b"
     r"|(?<!not )(?<!isnt )(?<!is not )\bfor (?:climbing|bouldering|camping|the tent|sailing|the boat|the swing)\b")
 
 

@@ -71,6 +71,10 @@ JOKE_TRIVIAL = re.compile(r"\b(?:reunions?|visio\w*|teams|zoom|appels?|cours|amp
 JOKE_IF = re.compile(r"\b(?:si|encore une fois|encore un|encore une|une fois de plus|plutot)\b")
 
 
+# A denial in the user's own words ("je veux pas mourir"): read by screen.denied.
+DENIAL = re.compile(r"\b(?:je )?(?:ne )?(?:veux|vais|voudrais|compte) pas (?:mourir|me tuer|me suicider|en finir)\b"
+                    r"|\bje (?:ne )?suis pas suicidaire\b")
+
 # An explicit harmless purpose ("comme le médecin m'a dit", "pour accrocher le rideau"): when the
 # rules see no risk, the learned layer may not raise such a message past concern (learned.py).
 PURPOSE = re.compile(
@@ -217,7 +221,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"\b(?:mettre|mettrai|mets) fin a (?:mes jours|ma vie)\b|\ben finir avec (?:la"
                r" vie|ma vie|tout)\b", "s"),
         (0.90, r"\b(?:je veux|je voudrais|envie de|je aimerais|je vais|je prefere|je prefererais"
-               r"|je souhaite) (?:\w+ )?mourir\b", "s"),
+               r"|je souhaite) (?:(?!pas\b|jamais\b)\w+ )?mourir\b", "s"),  # not "je veux pas mourir"
         (0.45, r"\b(?:veut|voulait|veulent) mourir\b", ""),
         (0.90, r"\bsuicidaire\b|\bidees (?:noires|suicidaires)\b", "t"),
         (0.60, r"\bsuicid\w*\b", "t"),

@@ -466,6 +466,36 @@ def everyday_purpose(text: str) -> bool:
     return False
 
 
+DENIAL_WORDS = 12
+
+
+def denied(text: str) -> bool:
+    """Whether a short message (up to ``DENIAL_WORDS`` words) denies a suicide or self-harm
+    phrase the rules know ("I'm not going to kill myself", "ich will nicht sterben"): a hit the
+    negation before it cancels. Longer messages say more than the denial; the layer reads them."""
+    if not text or not text.strip() or len(text.split()) > DENIAL_WORDS:
+        return False
+    for table in _languages(text):
+        norm = normalise(text) if table is rules_en else normalise_light(text, table)
+        if table.DENIAL.search(norm):
+            return True
+        norm = _strip_fillers(norm) if table is rules_en else _strip_light(norm, table)
+        idioms, rules, _ = _compiled(table)
+        for rx, _anchors_ in idioms:
+            norm = rx.sub(" _ ", norm)
+        norm = " " + re.sub(r" +", " ", norm).strip() + " "
+        for category in ("suicide", "self_harm"):
+            for _w, rx, flags, _a in rules.get(category, ()):
+                if "n" in flags:
+                    continue
+                for m in rx.finditer(norm):
+                    prefix = _clause_prefix(norm, m.start())
+                    if table.NEGATION_TAIL.search(" " + prefix if prefix else " ") \
+                            and any(tok in table.FIRST for tok in prefix.split()):  # the user's own
+                        return True
+    return False
+
+
 @lru_cache(maxsize=1)
 def _tables() -> tuple:
     from . import rules_de, rules_fr
