@@ -1211,9 +1211,9 @@ def test_the_one_folder_app_finds_the_encoder_it_carries(monkeypatch, tmp_path):
 # Floors a little under the measurement of the fourth round's screen (871737b; docs/safety.md):
 # 95/136 (70%) emergency + urgent flagged urgent (en 42/62, de 23/34, fr 30/40), 20/63 emergencies
 # as emergencies, 7/112 idioms + everyday flagged (the target is 5%).
-HOLDOUT_FLOOR = 0.68
-EMERGENCY_FLOOR = 0.52  # sixth round: the emergency step (docs/safety.md)
-LANG_FLOORS = (("en", 0.65), ("de", 0.65), ("fr", 0.72))
+HOLDOUT_FLOOR = 0.86  # sixth round (72a19d1), a little under its measurement
+EMERGENCY_FLOOR = 0.64  # sixth round (72a19d1), a little under its measurement
+LANG_FLOORS = (("en", 0.83), ("de", 0.82), ("fr", 0.9))  # sixth round (72a19d1), a little under its measurement
 BENIGN_CEILING = 0.07
 
 
@@ -1260,9 +1260,9 @@ def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
 # bank's authors had read the blind2 misses listed in docs/safety.md, so this is no longer a
 # clean measure (blind5 is). Floors a little under it guard against regressions; nothing may be
 # tuned on this file.
-BLIND2_FLOOR = 0.64
-BLIND2_LANG_FLOORS = (("en", 0.72), ("de", 0.56), ("fr", 0.56))
-BLIND2_EMERGENCY_FLOOR = 0.70  # sixth round: the emergency step (docs/safety.md)
+BLIND2_FLOOR = 0.82  # sixth round (72a19d1), a little under its measurement
+BLIND2_LANG_FLOORS = (("en", 0.87), ("de", 0.75), ("fr", 0.77))  # sixth round (72a19d1), a little under its measurement
+BLIND2_EMERGENCY_FLOOR = 0.8  # sixth round (72a19d1), a little under its measurement
 BLIND2_BENIGN_CEILING = 0.09
 
 
@@ -1306,7 +1306,7 @@ def test_shipped_screen_on_the_second_blind_set(blind2_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set (sixth-round "
-                                       "screen: 75% of emergency + urgent flagged urgent, 8% of idioms + everyday flagged)")
+                                       "screen: 86% of emergency + urgent flagged urgent, 7% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
     assert_targets(blind2_scores)
 
@@ -1318,9 +1318,9 @@ def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
 # 41/55, de 21/56, fr 32/56), 21/66 emergencies as emergencies, 11/143 idioms + everyday flagged
 # (the screen before the round: 67/167, 10/143). The fourth round's screen (871737b): 112/167 (67%;
 # en 40/55, de 33/56, fr 39/56), 21/66, 10/143. Floors a little under that; never tune on it.
-BLIND3_FLOOR = 0.65
-BLIND3_LANG_FLOORS = (("en", 0.70), ("de", 0.56), ("fr", 0.67))
-BLIND3_EMERGENCY_FLOOR = 0.76  # sixth round: the emergency step (docs/safety.md)
+BLIND3_FLOOR = 0.82  # sixth round (72a19d1), a little under its measurement
+BLIND3_LANG_FLOORS = (("en", 0.82), ("de", 0.74), ("fr", 0.86))  # sixth round (72a19d1), a little under its measurement
+BLIND3_EMERGENCY_FLOOR = 0.8  # sixth round (72a19d1), a little under its measurement
 BLIND3_BENIGN_CEILING = 0.075
 
 
@@ -1344,7 +1344,7 @@ def test_shipped_screen_on_the_third_blind_set(blind3_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the third blind set (sixth-round "
-                                       "screen: 75% of emergency + urgent flagged urgent, 6% of idioms + everyday flagged)")
+                                       "screen: 86% of emergency + urgent flagged urgent, 6% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
     assert_targets(blind3_scores)
 
@@ -1357,51 +1357,59 @@ def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
 # emergencies as emergencies, 8/141 idioms + everyday. blind5 (413 messages) was scored once on that
 # final screen: 99/167 (59%; en 33/56, de 27/56, fr 39/55), 17/65, 10/141 (the third round's
 # screen: 99/167, 10/141). Floors a little under; never tune on either file.
-BLIND4_FLOOR = 0.69
-BLIND4_LANG_FLOORS = (("en", 0.69), ("de", 0.63), ("fr", 0.74))
-BLIND4_EMERGENCY_FLOOR = 0.74  # sixth round: the emergency step (docs/safety.md)
+BLIND4_FLOOR = 0.79  # sixth round (72a19d1), a little under its measurement
+BLIND4_LANG_FLOORS = (("en", 0.82), ("de", 0.74), ("fr", 0.77))  # sixth round (72a19d1), a little under its measurement
+BLIND4_EMERGENCY_FLOOR = 0.8  # sixth round (72a19d1), a little under its measurement
 BLIND4_BENIGN_CEILING = 0.065
-BLIND5_FLOOR = 0.57
-BLIND5_LANG_FLOORS = (("en", 0.57), ("de", 0.46), ("fr", 0.69))
-BLIND5_EMERGENCY_FLOOR = 0.64  # sixth round: the emergency step (docs/safety.md)
+BLIND5_FLOOR = 0.7  # sixth round (72a19d1), a little under its measurement
+BLIND5_LANG_FLOORS = (("en", 0.7), ("de", 0.6), ("fr", 0.77))  # sixth round (72a19d1), a little under its measurement
+BLIND5_EMERGENCY_FLOOR = 0.75  # sixth round (72a19d1), a little under its measurement
 BLIND5_BENIGN_CEILING = 0.075
 # blind6 (412 messages; docs/safety.md, "Fifth round"): written like blind5 with a brief asking for
 # benign messages in the same words as the risky ones, kept outside the project until bea388d was
 # frozen, scored once: 93/166 (56%; en 35/55, de 26/56, fr 32/55), 17/65, 18/139.
-BLIND6_FLOOR = 0.54
-BLIND6_LANG_FLOORS = (("en", 0.61), ("de", 0.44), ("fr", 0.56))
-BLIND6_EMERGENCY_FLOOR = 0.70  # sixth round: the emergency step (docs/safety.md)
+BLIND6_FLOOR = 0.74  # sixth round (72a19d1), a little under its measurement
+BLIND6_LANG_FLOORS = (("en", 0.75), ("de", 0.7), ("fr", 0.73))  # sixth round (72a19d1), a little under its measurement
+BLIND6_EMERGENCY_FLOOR = 0.7  # sixth round (72a19d1), a little under its measurement
 BLIND6_BENIGN_CEILING = 0.14
 # blind7 (416 messages): written like blind6, with messages to a companion of several weeks, very
 # short and voice-to-text messages; kept outside until 554cb2b was frozen, scored once: 95/167
 # (57%; en 34/55, de 31/56, fr 30/56), emergencies as emergencies 16/66, idioms + everyday 6/141.
-BLIND7_FLOOR = 0.55
-BLIND7_LANG_FLOORS = (("en", 0.59), ("de", 0.53), ("fr", 0.51))
-BLIND7_EMERGENCY_FLOOR = 0.60  # sixth round: the emergency step (docs/safety.md)
+BLIND7_FLOOR = 0.71  # sixth round (72a19d1), a little under its measurement
+BLIND7_LANG_FLOORS = (("en", 0.73), ("de", 0.66), ("fr", 0.7))  # sixth round (72a19d1), a little under its measurement
+BLIND7_EMERGENCY_FLOOR = 0.64  # sixth round (72a19d1), a little under its measurement
 BLIND7_BENIGN_CEILING = 0.05
 # blind8 (416 messages; medicines by many names, second-language writers, addiction, prison,
 # carers): kept outside until 2e8b49a was frozen, scored once: 115/168 (68%; en 41/56, de 34/56,
 # fr 40/56), emergencies as emergencies 20/66, idioms + everyday 14/141 (the fourth round's
 # screen: 97/168, 15/66, 14/141).
-BLIND8_FLOOR = 0.66
-BLIND8_LANG_FLOORS = (("en", 0.71), ("de", 0.55), ("fr", 0.69))  # de 34 -> 32 of 56 in the sixth round
-BLIND8_EMERGENCY_FLOOR = 0.56  # sixth round: the emergency step (docs/safety.md)
+BLIND8_FLOOR = 0.71  # sixth round (72a19d1), a little under its measurement
+BLIND8_LANG_FLOORS = (("en", 0.79), ("de", 0.57), ("fr", 0.74))  # sixth round (72a19d1), a little under its measurement
+BLIND8_EMERGENCY_FLOOR = 0.64  # sixth round (72a19d1), a little under its measurement
 BLIND8_BENIGN_CEILING = 0.105
 # blind9 (416 messages; calm and hinted plans, men over 40, nurses, farmers, eating disorders,
 # abusive relationships): kept outside until a37533f was frozen, scored once: 116/166 (70%; en
 # 43/54, de 36/56, fr 37/56), 17/65, 9/142 (the fourth round's screen: 103/166, 15/65, 9/142).
-BLIND9_FLOOR = 0.68
-BLIND9_LANG_FLOORS = (("en", 0.78), ("de", 0.62), ("fr", 0.64))
-BLIND9_EMERGENCY_FLOOR = 0.58  # sixth round: the emergency step (docs/safety.md)
+BLIND9_FLOOR = 0.68  # sixth round (72a19d1), a little under its measurement
+BLIND9_LANG_FLOORS = (("en", 0.8), ("de", 0.62), ("fr", 0.6))  # sixth round (72a19d1), a little under its measurement
+BLIND9_EMERGENCY_FLOOR = 0.62  # sixth round (72a19d1), a little under its measurement
 BLIND9_BENIGN_CEILING = 0.07
 # blind10 (417 messages; settings of every kind: farms, sea, hospital staff, prison, military,
 # care homes, gaming): kept outside until the sixth round's screen (181a1f0) was frozen, scored
 # once: 118/167 (71%; en 41/56, de 34/56, fr 43/55), 45/65 emergencies as emergencies, 9/143
 # (the fifth round's screen: 119/167, 20/65, 10/143).
-BLIND10_FLOOR = 0.68
-BLIND10_LANG_FLOORS = (("en", 0.70), ("de", 0.58), ("fr", 0.75))
-BLIND10_EMERGENCY_FLOOR = 0.64
+BLIND10_FLOOR = 0.71  # sixth round (72a19d1), a little under its measurement
+BLIND10_LANG_FLOORS = (("en", 0.74), ("de", 0.63), ("fr", 0.75))  # sixth round (72a19d1), a little under its measurement
+BLIND10_EMERGENCY_FLOOR = 0.66  # sixth round (72a19d1), a little under its measurement
 BLIND10_BENIGN_CEILING = 0.07
+# blind11 (412 messages, the same brief as blind10): kept outside until the sixth round's final
+# screen (72a19d1, nearest neighbours) was frozen, scored once: 135/166 (81%; en 47/56, de 45/56,
+# fr 43/54), 51/66 emergencies as emergencies, 11/139 (the fifth round's screen: 130/166, 20/66,
+# 13/139; this round's first screen 22e2a03: 131/166, 50/66, 13/139).
+BLIND11_FLOOR = 0.78
+BLIND11_LANG_FLOORS = (("en", 0.79), ("de", 0.75), ("fr", 0.75))
+BLIND11_EMERGENCY_FLOOR = 0.72
+BLIND11_BENIGN_CEILING = 0.09
 
 
 @pytest.fixture(scope="module")
@@ -1439,8 +1447,13 @@ def blind10_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind_path("blind10"))), assess)
 
 
-@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10"])
-def test_blind4_to_blind10_are_apart_from_everything_the_screen_learned_from(which):
+@pytest.fixture(scope="module")
+def blind11_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind11"))), assess)
+
+
+@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11"])
+def test_blind4_to_blind11_are_apart_from_everything_the_screen_learned_from(which):
     path = exemplars.blind_path(which)
     blind = exemplars.load(path)
     assert len(blind) >= 400 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
@@ -1464,7 +1477,7 @@ def test_shipped_screen_on_the_fifth_blind_set(blind5_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fifth blind set (sixth-round "
-                                       "screen: 66% of emergency + urgent flagged urgent, 2% of idioms + everyday flagged)")
+                                       "screen: 74% of emergency + urgent flagged urgent, 1% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_fifth_blind_set(blind5_scores):
     assert_targets(blind5_scores)
 
@@ -1482,7 +1495,7 @@ def test_shipped_screen_on_the_sixth_blind_set(blind6_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the sixth blind set (sixth-round "
-                                       "screen: 73% of emergency + urgent flagged urgent, 9% of idioms + everyday flagged)")
+                                       "screen: 78% of emergency + urgent flagged urgent, 9% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_sixth_blind_set(blind6_scores):
     assert_targets(blind6_scores)
 
@@ -1494,7 +1507,7 @@ def test_shipped_screen_on_the_seventh_blind_set(blind7_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the seventh blind set (sixth-round "
-                                       "screen: 71% of emergency + urgent flagged urgent, 4% of idioms + everyday flagged)")
+                                       "screen: 75% of emergency + urgent flagged urgent, 4% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_seventh_blind_set(blind7_scores):
     assert_targets(blind7_scores)
 
@@ -1506,7 +1519,7 @@ def test_shipped_screen_on_the_eighth_blind_set(blind8_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the eighth blind set (sixth-round "
-                                       "screen: 70% of emergency + urgent flagged urgent, 7% of idioms + everyday flagged)")
+                                       "screen: 74% of emergency + urgent flagged urgent, 7% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_eighth_blind_set(blind8_scores):
     assert_targets(blind8_scores)
 
@@ -1525,7 +1538,7 @@ def test_issue_21_targets_on_the_ninth_blind_set(blind9_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fourth blind set (sixth-round "
-                                       "screen: 77% of emergency + urgent flagged urgent, 4% of idioms + everyday flagged)")
+                                       "screen: 83% of emergency + urgent flagged urgent, 3% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_fourth_blind_set(blind4_scores):
     assert_targets(blind4_scores)
 
@@ -1675,8 +1688,8 @@ def test_shipped_screen_on_the_tenth_blind_set(blind10_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the tenth blind set: 71% of "
-                                       "emergency + urgent flagged urgent, 6% of idioms + everyday flagged")
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the tenth blind set (final "
+                                       "sixth-round screen: 75% of emergency + urgent flagged urgent, 6% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_tenth_blind_set(blind10_scores):
     assert_targets(blind10_scores)
 
@@ -1716,3 +1729,15 @@ def test_a_denial_in_a_longer_message_does_not_hide_what_else_it_says():
     text = "j'ai avalé toute la plaquette il y a une heure et maintenant j'ai peur, je veux pas mourir en fait"
     assert not denied(text)
     assert assess(text).level in ("urgent", "emergency")
+
+
+@needs_model
+def test_shipped_screen_on_the_eleventh_blind_set(blind11_scores):
+    assert_floors(blind11_scores, BLIND11_FLOOR, BLIND11_LANG_FLOORS, BLIND11_EMERGENCY_FLOOR, BLIND11_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the eleventh blind set: 81% of "
+                                       "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
+def test_issue_21_targets_on_the_eleventh_blind_set(blind11_scores):
+    assert_targets(blind11_scores)
