@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of the urgent non-emergencies it may raise to emergency (0.01)")
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump: use these instead of the budgets (the shipped"
-                         " ones: 3.15,-0.1,1.2,1.35; see docs/safety.md)")
+                         " ones: 3.15,1.6,1.2,1.9; see docs/safety.md)")
     ap.add_argument("--nn-weight", type=float, default=1.0,
                     help="weight of the nearest-neighbour score in `high`, relative to the linear"
                          " heads' spread (1.0; 0 turns it off)")
