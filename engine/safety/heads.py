@@ -72,8 +72,10 @@ class Heads:
 
 def nearest(pos: np.ndarray, neg: np.ndarray, vecs: np.ndarray, k: int) -> np.ndarray:
     """Per row of ``vecs``: mean cosine of its ``k`` nearest in ``pos`` minus that in ``neg``."""
+    vecs = np.asarray(vecs, dtype=np.float32)
+
     def top(bank):
-        sims = vecs.astype(np.float32) @ bank.T.astype(np.float32)
+        sims = vecs @ np.asarray(bank, dtype=np.float32).T      # no copy on the hot path
         k_ = min(k, sims.shape[1])
         return np.partition(sims, sims.shape[1] - k_, axis=1)[:, -k_:].mean(1)
     return top(pos) - top(neg)

@@ -366,17 +366,27 @@ def _weigh(text: str, weight: float, m: re.Match, flags: str, category: str, tab
 LEVEL_RANK = {"none": 0, "concern": 1, "urgent": 2, "emergency": 3}
 
 
+def _blank_idioms(norm: str, table, shortcut: bool = True) -> str:
+    """``norm`` with the table's idioms blanked out, padded with one space at each end."""
+    keys = _word_keys(norm) if shortcut else None
+    for rx, anchors in _compiled(table)[0]:
+        if _runs(anchors, keys):
+            norm = rx.sub(" _ ", norm)
+    return " " + re.sub(r" +", " ", norm).strip() + " "
+
+
+def _read(text: str, table) -> str:
+    """``text`` normalised for one language's table (light normalisation for German and French)."""
+    return normalise(text) if table is rules_en else normalise_light(text, table)
+
+
 def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
             joke: bool = False) -> SafetyResult:
     """Score one normalised message against one language's tables; ``joke``: the message is a
     method joke about an everyday annoyance, whose method phrase is then no suicide hit (other
     hits in the message still count)."""
-    idioms, rules, boosters = _compiled(table)
-    keys = _word_keys(norm) if shortcut else None
-    for rx, anchors in idioms:
-        if _runs(anchors, keys):
-            norm = rx.sub(" _ ", norm)
-    norm = " " + re.sub(r" +", " ", norm).strip() + " "
+    _, rules, boosters = _compiled(table)
+    norm = _blank_idioms(norm, table, shortcut)
     keys = _word_keys(norm) if shortcut else None
     jokes = [m.span() for m in table.JOKE_METHOD.finditer(norm)] if joke else []
 
@@ -442,7 +452,7 @@ def assess_rules(text: str, *, _shortcut: bool = True) -> SafetyResult:
     raw_hyperbole = bool(rules_en.HYPERBOLE_EMOJI.search(text))
     best = NO_RISK
     for table in _languages(text):
-        norm = normalise(text) if table is rules_en else normalise_light(text, table)
+        norm = _read(text, table)
         hyperbole = raw_hyperbole or bool(table.HYPERBOLE.search(norm))
         serious = bool(table.SERIOUS.search(norm))
         norm = _strip_fillers(norm) if table is rules_en else _strip_light(norm, table)
@@ -460,7 +470,7 @@ def everyday_purpose(text: str) -> bool:
     if not text or not text.strip():
         return False
     for table in _languages(text):
-        norm = normalise(text) if table is rules_en else normalise_light(text, table)
+        norm = _read(text, table)
         if table.PURPOSE.search(norm):
             return True
     return False
@@ -476,14 +486,12 @@ def denied(text: str) -> bool:
     if not text or not text.strip() or len(text.split()) > DENIAL_WORDS:
         return False
     for table in _languages(text):
-        norm = normalise(text) if table is rules_en else normalise_light(text, table)
+        norm = _read(text, table)
         if table.DENIAL.search(norm):
             return True
         norm = _strip_fillers(norm) if table is rules_en else _strip_light(norm, table)
-        idioms, rules, _ = _compiled(table)
-        for rx, _anchors_ in idioms:
-            norm = rx.sub(" _ ", norm)
-        norm = " " + re.sub(r" +", " ", norm).strip() + " "
+        norm = _blank_idioms(norm, table)
+        rules = _compiled(table)[1]
         for category in ("suicide", "self_harm"):
             for _w, rx, flags, _a in rules.get(category, ()):
                 if "n" in flags:
