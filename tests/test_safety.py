@@ -854,7 +854,8 @@ def test_lethality_questions_evasive_means_and_calm_preparation_are_urgent(text)
 ])
 def test_their_everyday_look_alikes_are_not_urgent_by_the_rules(text):
     # the rows above must not fire on these; the learned layer is measured on ordinary chat below
-    # (it raises "The will is sorted so nobody has to deal with it after" to urgent: docs/safety.md)
+    # (the fifth round's layer raised "The will is sorted so nobody has to deal with it after" to urgent; the
+    # sixth round's does not: docs/safety.md)
     assert assess_rules(text).level in ("none", "concern"), assess_rules(text)
 
 
