@@ -121,16 +121,25 @@ def out_of_fold(data: Data, levels: np.ndarray, folds: np.ndarray) -> np.ndarray
     return z, sd
 
 
-def out_of_fold_knn(data: Data, levels: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:
+def whole_vectors(data: Data, n: int) -> np.ndarray:
+    """The unit embeddings of the ``n`` whole messages (what the neighbours are)."""
+    vec = data.emb[data.whole(np.arange(n))]
+    return vec / np.linalg.norm(vec, axis=1, keepdims=True)
+
+
+def out_of_fold_knn(vec: np.ndarray, levels: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:
     """Per message: heads_mod.nearest against the other folds' emergency + urgent and level-none
-    messages (whole messages)."""
-    vec = data.emb[data.whole(np.arange(len(levels)))]
-    vec = vec / np.linalg.norm(vec, axis=1, keepdims=True)
+    messages (``vec``: whole_vectors)."""
     out = np.zeros(len(levels))
     for f in np.unique(folds):
         te, tr = folds == f, folds != f
         out[te] = heads_mod.nearest(vec[tr & (levels >= 2)], vec[tr & (levels == 0)], vec[te], k)
     return out
+
+
+def _free(purpose: np.ndarray | None, n: int) -> np.ndarray:
+    """Messages the layer may raise from none straight to urgent (no stated harmless purpose)."""
+    return np.ones(n, bool) if purpose is None else ~purpose
 
 
 def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray, purpose: np.ndarray | None = None,
@@ -139,7 +148,7 @@ def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray, purpose: np.ndarray |
     ``purpose``: the message states a harmless purpose (screen.everyday_purpose); ``denial``: a
     short denial (screen.denied)."""
     flagged = rules >= 1
-    free = np.ones(len(rules), bool) if purpose is None else ~purpose
+    free = _free(purpose, len(rules))
     high = ((z[:, 1] >= t[1]) & (flagged | ((z[:, 1] >= t[3]) & free))) | (rules == 2)
     learned_lv = np.where(high, np.where(z[:, 2] >= t[2], 3, 2),
                           np.where(z[:, 0] >= t[0], 1, 0))
@@ -157,7 +166,7 @@ def choose(rules, z, levels, a, purpose=None, denial=None) -> np.ndarray:
         return next((t for t in GRID if ok(t)), 99.0)
     t_high = first(lambda t: ((z[:, 1] >= t) & (rules == 1) & (levels <= 1)).sum()
                    <= a.concern_budget * ((rules == 1) & (levels <= 1)).sum())
-    free = np.ones(len(rules), bool) if purpose is None else ~purpose
+    free = _free(purpose, len(rules))
     t_jump = max(t_high, first(lambda t: ((z[:, 1] >= t) & (rules < 1) & free & benign).sum()
                                <= a.high_budget * benign.sum()
                                and ((z[:, 1] >= t) & (rules < 1) & free & concern).sum()
@@ -220,9 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     purpose = np.array([everyday_purpose(e.text) for e in rows])
     denial = np.array([denied(e.text) for e in rows])
     z, sd = out_of_fold(data, levels, folds)
+    whole = whole_vectors(data, len(rows))
     nn_scale = 0.0
     if a.nn_weight > 0:              # the nearest fitted messages join the `high` head
-        near = out_of_fold_knn(data, levels, folds, a.nn_k)
+        near = out_of_fold_knn(whole, levels, folds, a.nn_k)
         nn_scale = float(a.nn_weight * z[:, 1].std() / near.std())
         z[:, 1] += nn_scale * near
     t = choose(rules, z, levels, a, purpose, denial)
@@ -238,8 +248,6 @@ def main(argv: list[str] | None = None) -> int:
     print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose, denial)))
 
     models = fit_heads(data, np.arange(len(rows)), levels)
-    whole = data.emb[data.whole(np.arange(len(rows)))]
-    whole = whole / np.linalg.norm(whole, axis=1, keepdims=True)
     used = np.unique(np.concatenate([features.ngrams(e.text) for e in rows]
                                     + [features.ngrams(p) for ps in data.parts for p in ps]))
     char_w = np.stack([mc.coef_[0][used] for _, mc in models], axis=1)

@@ -375,6 +375,11 @@ def _blank_idioms(norm: str, table, shortcut: bool = True) -> str:
     return " " + re.sub(r" +", " ", norm).strip() + " "
 
 
+def _strip(norm: str, table) -> str:
+    """``norm`` without the fillers of one language's table."""
+    return _strip_fillers(norm) if table is rules_en else _strip_light(norm, table)
+
+
 def _read(text: str, table) -> str:
     """``text`` normalised for one language's table (light normalisation for German and French)."""
     return normalise(text) if table is rules_en else normalise_light(text, table)
@@ -455,7 +460,7 @@ def assess_rules(text: str, *, _shortcut: bool = True) -> SafetyResult:
         norm = _read(text, table)
         hyperbole = raw_hyperbole or bool(table.HYPERBOLE.search(norm))
         serious = bool(table.SERIOUS.search(norm))
-        norm = _strip_fillers(norm) if table is rules_en else _strip_light(norm, table)
+        norm = _strip(norm, table)
         joke = (not serious and bool(table.JOKE_METHOD.search(norm)) and bool(table.JOKE_TRIVIAL.search(norm))
                 and (hyperbole or bool(table.JOKE_IF.search(norm))))
         result = _screen(norm, table, hyperbole, serious, _shortcut, joke)
@@ -489,7 +494,7 @@ def denied(text: str) -> bool:
         norm = _read(text, table)
         if table.DENIAL.search(norm):
             return True
-        norm = _strip_fillers(norm) if table is rules_en else _strip_light(norm, table)
+        norm = _strip(norm, table)
         norm = _blank_idioms(norm, table)
         rules = _compiled(table)[1]
         for category in ("suicide", "self_harm"):
