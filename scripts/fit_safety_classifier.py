@@ -137,27 +137,43 @@ def out_of_fold_knn(vec: np.ndarray, levels: np.ndarray, folds: np.ndarray, k: i
     return out
 
 
+def tuned_out_of_fold(path: Path, rows: list) -> np.ndarray:
+    """The tuned encoder's out-of-fold logits (n, 3) for ``rows``, matched by the texts' sha1."""
+    with np.load(path, allow_pickle=False) as d:
+        by_sha = dict(zip(d["oof_sha1"].tolist(), d["oof_z"]))
+    missing = [e.text for e in rows if hashlib.sha1(e.text.encode()).hexdigest() not in by_sha]
+    if missing:
+        raise SystemExit(f"fit_safety_classifier: {path} was tuned on other exemplars "
+                         f"({len(missing)} messages unknown); rerun scripts/tune_safety_encoder.py")
+    return np.stack([by_sha[hashlib.sha1(e.text.encode()).hexdigest()] for e in rows]).astype(np.float64)
+
+
 def _free(purpose: np.ndarray | None, n: int) -> np.ndarray:
     """Messages the layer may raise from none straight to urgent (no stated harmless purpose)."""
     return np.ones(n, bool) if purpose is None else ~purpose
 
 
 def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray, purpose: np.ndarray | None = None,
-          denial: np.ndarray | None = None) -> np.ndarray:
+          denial: np.ndarray | None = None, suicide: np.ndarray | None = None) -> np.ndarray:
     """The rules' levels raised by the heads (as learned.learned_level and learned.combine);
     ``purpose``: the message states a harmless purpose (screen.everyday_purpose); ``denial``: a
-    short denial (screen.denied)."""
+    short denial (screen.denied); ``suicide``: the rules' category is suicide (the veto touches
+    only those)."""
     flagged = rules >= 1
     free = _free(purpose, len(rules))
     high = ((z[:, 1] >= t[1]) & (flagged | ((z[:, 1] >= t[3]) & free))) | (rules == 2)
     learned_lv = np.where(high, np.where(z[:, 2] >= t[2], 3, 2),
-                          np.where(z[:, 0] >= t[0], 1, 0))
+                          np.where((z[:, 0] >= t[0]) & (flagged | free), 1, 0))
     if denial is not None:           # a short denial the rules rate concern or less: concern at most
         learned_lv = np.where(denial & (rules <= 1), np.minimum(learned_lv, 1), learned_lv)
-    return np.maximum(rules, learned_lv)
+    final = np.maximum(rules, learned_lv)
+    if len(t) > 4:                   # the veto: the rules' concern dropped where `risk` is far below
+        ok = (rules == 1) & (learned_lv == 0) & (z[:, 0] < t[4])
+        final = np.where(ok & (True if suicide is None else suicide), 0, final)
+    return final
 
 
-def choose(rules, z, levels, a, purpose=None, denial=None) -> np.ndarray:
+def choose(rules, z, levels, a, purpose=None, denial=None, suicide=None) -> np.ndarray:
     """[risk, high, emer, jump]: ``jump`` is the stricter ``high`` threshold for a message the
     rules did not flag at all (none straight to urgent)."""
     benign, concern = levels == 0, levels == 1
@@ -176,7 +192,18 @@ def choose(rules, z, levels, a, purpose=None, denial=None) -> np.ndarray:
                    <= a.emer_budget * (urgent & (levels < 3)).sum())
     t_risk = first(lambda t: ((apply(rules, z, np.array([t, t_high, t_emer, t_jump]), purpose, denial) >= 1)
                               & (rules < 1) & benign).sum() <= a.risk_budget * benign.sum())
-    return np.array([t_risk, t_high, t_emer, t_jump])
+    # the veto: the highest `risk` below which the rules' concern may be dropped, losing at most
+    # `veto_budget` of the risky messages the rules rate concern (0: no veto)
+    at_risk = (rules == 1) & (levels >= 1)
+    t_veto = -99.0
+    if a.veto_budget > 0:
+        for t in GRID[::-1]:
+            lost = (apply(rules, z, np.array([t_risk, t_high, t_emer, t_jump, t]), purpose, denial,
+                          suicide) == 0) & at_risk
+            if lost.sum() <= a.veto_budget * at_risk.sum():
+                t_veto = float(t)
+                break
+    return np.array([t_risk, t_high, t_emer, t_jump, t_veto])
 
 
 def summary(name: str, levels, cats, langs, final) -> str:
@@ -194,21 +221,28 @@ def summary(name: str, levels, cats, langs, final) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(learned.classifier_path()), help="where to write")
-    ap.add_argument("--risk-budget", type=float, default=0.02,
-                    help="share of benign fitted messages the layer may flag at all, the high head included (0.02)")
-    ap.add_argument("--high-budget", type=float, default=0.01,
-                    help="share of benign fitted messages it may raise from none to urgent (0.01)")
+    ap.add_argument("--risk-budget", type=float, default=0.015,
+                    help="share of benign fitted messages the layer may flag at all, the high head included (0.015)")
+    ap.add_argument("--high-budget", type=float, default=0.0075,
+                    help="share of benign fitted messages it may raise from none to urgent (0.0075)")
     ap.add_argument("--concern-budget", type=float, default=0.30,
                     help="share of concern fitted messages it may raise to urgent (0.30)")
     ap.add_argument("--emer-budget", type=float, default=0.01,
                     help="share of the urgent non-emergencies it may raise to emergency (0.01)")
+    ap.add_argument("--veto-budget", type=float, default=0.02,
+                    help="share of the risky messages the rules rate concern that the layer may drop"
+                         " to none where `risk` is far below (0.02; 0: never)")
     ap.add_argument("--thresholds", default="",
-                    help="risk,high,emer,jump: use these instead of the budgets (the shipped"
-                         " ones: 3.15,1.6,1.2,1.9; see docs/safety.md)")
+                    help="risk,high,emer,jump[,veto]: use these instead of the budgets (the shipped"
+                         " ones: 1.85,-2.15,1.45,1.4,-1.0; see docs/safety.md)")
     ap.add_argument("--nn-weight", type=float, default=1.0,
                     help="weight of the nearest-neighbour score in `high`, relative to the linear"
                          " heads' spread (1.0; 0 turns it off)")
     ap.add_argument("--nn-k", type=int, default=3, help="neighbours averaged on each side (3)")
+    ap.add_argument("--ft-weight", type=float, default=1.0,
+                    help="weight of the fine-tuned encoder's scores (scripts/tune_safety_encoder.py)"
+                         " in each head, relative to the heads' spread (1.0; 0 or no file turns it off)")
+    ap.add_argument("--tuned", default=str(learned.tuned_path()), help="the fine-tuned encoder's file")
     ap.add_argument("--oof-out", default="", help="also save the out-of-fold scores here (.npz)")
     ap.add_argument("--no-gloss", action="store_true",
                     help="embed German and French as written, not as their English gloss (the old layer)")
@@ -225,7 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     langs = np.array([e.lang for e in rows])
     data = Data(rows, model, use_gloss=not a.no_gloss)
     folds = np.array([int(hashlib.sha1(e.text.encode()).hexdigest(), 16) % 5 for e in rows])
-    rules = np.array([RANK[assess_rules(e.text).level] for e in rows])
+    verdicts = [assess_rules(e.text) for e in rows]
+    rules = np.array([RANK[v.level] for v in verdicts])
+    suicide = np.array([v.category == "suicide" for v in verdicts])
     purpose = np.array([everyday_purpose(e.text) for e in rows])
     denial = np.array([denied(e.text) for e in rows])
     z, sd = out_of_fold(data, levels, folds)
@@ -235,17 +271,23 @@ def main(argv: list[str] | None = None) -> int:
         near = out_of_fold_knn(whole, levels, folds, a.nn_k)
         nn_scale = float(a.nn_weight * z[:, 1].std() / near.std())
         z[:, 1] += nn_scale * near
-    t = choose(rules, z, levels, a, purpose, denial)
+    ft_scale = None
+    if a.ft_weight > 0 and Path(a.tuned).is_file():    # out-of-fold scores of the tuned encoder
+        ft = tuned_out_of_fold(Path(a.tuned), rows)
+        ft_scale = a.ft_weight * z.std(0) / ft.std(0)
+        z += ft_scale * ft
+    t = choose(rules, z, levels, a, purpose, denial, suicide)
     if a.oof_out:
-        np.savez(a.oof_out, z=z, rules=rules, purpose=purpose, denial=denial, levels=levels, cats=cats,
+        np.savez(a.oof_out, z=z, rules=rules, purpose=purpose, denial=denial, suicide=suicide, levels=levels, cats=cats,
                  langs=langs)
     print(f"thresholds from the budgets: {t.tolist()}")
     if a.thresholds:
         t = np.array([float(x) for x in a.thresholds.split(",")])
     print(f"{len(rows)} messages ({', '.join(ex.FITTED)}), {time.time() - t0:.0f} s")
-    print(f"thresholds: risk {t[0]}, high {t[1]}, emer {t[2]}, jump {t[3]}")
+    print(f"thresholds: risk {t[0]}, high {t[1]}, emer {t[2]}, jump {t[3]}"
+          + (f", veto {t[4]}" if len(t) > 4 else ""))
     print(summary("out-of-fold, rules alone      ", levels, cats, langs, rules))
-    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose, denial)))
+    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose, denial, suicide)))
 
     models = fit_heads(data, np.arange(len(rows)), levels)
     used = np.unique(np.concatenate([features.ngrams(e.text) for e in rows]
@@ -258,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
             "C": {"embedding": C_EMB, "char": C_CHAR},
             "gloss": not a.no_gloss,
             "nearest": {"k": a.nn_k, "weight": a.nn_weight, "scale": nn_scale},
+            "tuned": None if ft_scale is None else {"weight": a.ft_weight, "scale": ft_scale.tolist(),
+                                                    "sha1": hashlib.sha1(Path(a.tuned).read_bytes()).hexdigest()},
             "thresholds_given": a.thresholds,
             "budgets": {"risk": a.risk_budget, "high": a.high_budget,
                         "concern": a.concern_budget, "emer": a.emer_budget},
@@ -272,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         char_sd=sd[:, 1].astype(np.float32), thresholds=t.astype(np.float32),
         **({} if nn_scale == 0 else {
             "nn_pos": whole[levels >= 2].astype(np.float16), "nn_neg": whole[levels == 0].astype(np.float16),
-            "nn_k": np.array(a.nn_k), "nn_scale": np.array(nn_scale)}))
+            "nn_k": np.array(a.nn_k), "nn_scale": np.array(nn_scale)}),
+        **({} if ft_scale is None else {"ft_scale": ft_scale.astype(np.float32)}))
     print(f"wrote {a.out} ({Path(a.out).stat().st_size // 1024} KB)")
     return 0
 

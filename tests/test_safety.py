@@ -1161,11 +1161,19 @@ def test_numpy_minilm_matches_sentence_transformers():
 
 
 @needs_model
-def test_learned_layer_only_raises_the_rules():
+def test_learned_layer_raises_the_rules_or_vetoes_a_suicide_concern():
+    """The layer only raises the rules' level, except the veto (seventh round): a *suicide*
+    concern of the rules dropped to none where `risk` is far below; never urgent or emergency,
+    never abuse or self-harm."""
+    vetoed = 0
     for ex in exemplars.split("train")[::3] + exemplars.split("dev"):
         rules, both = assess_rules(ex.text), assess(ex.text)
-        assert RANK[both.level] >= RANK[rules.level], ex.text
+        if RANK[both.level] < RANK[rules.level]:
+            assert rules.level == "concern" and rules.category == "suicide", ex.text
+            assert both.level == "none" and both.source == "learned" and not both.risk, ex.text
+            vetoed += 1
         assert both.source != "learned" or rules.level != both.level, ex.text
+    assert vetoed > 0
 
 
 @needs_model
@@ -1246,9 +1254,8 @@ def test_issue_21_recall_target_on_the_holdout_split(holdout_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="the screen flags 7/112 (6%) idioms and everyday messages of "
-                                       "the holdout split (docs/safety.md)")
 def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
+    # met since the seventh round (tuned encoder and the veto): 5/112 flagged
     hits, total = holdout_scores.rate(("idiom", "everyday"), "concern")
     assert hits / total <= 0.05
 
@@ -1742,3 +1749,57 @@ def test_shipped_screen_on_the_eleventh_blind_set(blind11_scores):
                                        "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_eleventh_blind_set(blind11_scores):
     assert_targets(blind11_scores)
+
+
+# --- seventh round: the fine-tuned encoder (scripts/tune_safety_encoder.py) ---------------------
+
+@needs_model
+def test_the_numpy_tuned_encoder_gives_torchs_scores():
+    """The app merges the LoRA factors into its numpy MiniLM; its logits on the probe texts
+    equal the ones torch wrote at tuning time (float16 factors: within 0.05)."""
+    import numpy as np
+    with np.load(learned.tuned_path(), allow_pickle=False) as d:
+        probes, want = [str(t) for t in d["probe_texts"]], d["probe_z"]
+    from engine.safety.gloss import for_encoder
+    model = learned.encoder()
+    for text, ref in zip(probes, want):
+        with learned._lock:
+            got = learned.tuned_logits(model.tokenizer.encode(for_encoder(text)))
+        assert np.abs(got - ref).max() < 0.05, (text, got, ref)
+    # and it is a different encoder from the frozen one memory recall uses
+    frozen = learned.embed(["ich will nicht mehr leben"])[0]
+    with learned._lock:
+        tuned = learned.tuned()[0]._one(model.tokenizer.encode(for_encoder("ich will nicht mehr leben")))
+    assert float(frozen @ tuned) < 0.99
+
+
+@needs_model
+def test_the_shipped_heads_use_the_tuned_encoder():
+    heads = learned.classifier()
+    assert heads.ft_scale is not None and (heads.ft_scale > 0).all()
+    assert heads.meta["tuned"]["sha1"] == __import__("hashlib").sha1(learned.tuned_path().read_bytes()).hexdigest()
+
+
+@needs_model
+def test_without_the_tuned_encoder_the_rules_screen_alone(monkeypatch, tmp_path):
+    """Heads fitted with the tuned scores do not run without them (their thresholds assume
+    them): the layer reports itself off and the rules still catch what they know."""
+    monkeypatch.setattr(learned, "tuned_path", lambda: tmp_path / "missing.npz")
+    learned.tuned.cache_clear()
+    try:
+        assert not learned.available()
+        assert learned.scores("I wrote my goodbye letters last night") is None
+        assert assess("I took a whole bottle of sleeping pills an hour ago").level == "emergency"
+    finally:
+        learned.tuned.cache_clear()
+
+
+def test_the_fit_refuses_tuned_scores_for_other_exemplars(tmp_path):
+    import numpy as np
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "scripts"))
+    import fit_safety_classifier as fit
+    path = tmp_path / "tuned.npz"
+    np.savez(path, oof_z=np.zeros((1, 3), dtype=np.float32), oof_sha1=np.array(["0" * 40]))
+    rows = [safety.exemplars.Exemplar("hello", "en", "everyday", "none", "train")]
+    with pytest.raises(SystemExit, match="rerun scripts/tune_safety_encoder.py"):
+        fit.tuned_out_of_fold(path, rows)

@@ -38,7 +38,7 @@ class Heads:
     char_w: np.ndarray         # (k, 3)
     char_b: np.ndarray         # (3,)
     char_sd: np.ndarray        # (3,)
-    thresholds: np.ndarray     # (4,) risk, high, emer, jump (learned.learned_level)
+    thresholds: np.ndarray     # (4,) risk, high, emer, jump (learned.learned_level); (5,) + veto
     meta: dict
     # nearest neighbours (sixth round): unit embeddings of the fitted emergency + urgent messages
     # and of the fitted level-none ones; ``high`` adds ``nn_scale`` times the difference of the
@@ -47,6 +47,9 @@ class Heads:
     nn_neg: np.ndarray | None = None
     nn_k: int = 3
     nn_scale: float = 0.0
+    # the fine-tuned encoder's logits (seventh round, learned.tuned_logits) join each head times
+    # ``ft_scale`` (3,) (None: not used)
+    ft_scale: np.ndarray | None = None
 
     def char_logits(self, text: str) -> np.ndarray:
         idx = features.ngrams(text)
@@ -95,10 +98,14 @@ def load(path: Path) -> Heads | None:
                 h = dataclasses.replace(h, nn_pos=np.asarray(d["nn_pos"], dtype=np.float32),
                                         nn_neg=np.asarray(d["nn_neg"], dtype=np.float32),
                                         nn_k=int(d["nn_k"]), nn_scale=float(d["nn_scale"]))
+            if "ft_scale" in d.files:
+                h = dataclasses.replace(h, ft_scale=np.asarray(d["ft_scale"], dtype=np.float32))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if h.emb_w.shape[0] != len(HEADS) or h.char_w.shape != (len(h.char_idx), len(HEADS)) \
-            or h.thresholds.shape != (4,):
+            or h.thresholds.shape not in ((4,), (5,)):
+        return None
+    if h.ft_scale is not None and h.ft_scale.shape != (len(HEADS),):
         return None
     if h.nn_pos is not None and (h.nn_pos.shape[1:] != h.emb_w.shape[1:] or h.nn_neg.shape[1:] != h.emb_w.shape[1:]
                                  or not len(h.nn_pos) or not len(h.nn_neg)):

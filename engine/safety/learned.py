@@ -72,8 +72,17 @@ def classifier_path() -> Path:
     return assets_dir() / "safety" / "classifier.npz"
 
 
+def tuned_path() -> Path:
+    return assets_dir() / "safety" / "encoder_tuned.npz"
+
+
 def available() -> bool:
-    return model_dir() is not None and classifier_path().is_file()
+    """The embedding model and the heads are there, and so is the fine-tuned encoder when the
+    heads use it (without it they would run on thresholds chosen with its scores)."""
+    if model_dir() is None or not classifier_path().is_file():
+        return False
+    heads = classifier()
+    return heads is None or heads.ft_scale is None or tuned() is not None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,6 +217,27 @@ class MiniLM:
                 g(p + "output.LayerNorm.weight"), g(p + "output.LayerNorm.bias"),
             ))
 
+    def tuned(self, adapters: dict[str, np.ndarray]) -> "MiniLM":
+        """A copy with the LoRA deltas of scripts/tune_safety_encoder.py merged into its layers
+        (the word embeddings, the largest part, are shared)."""
+        out = object.__new__(MiniLM)
+        out.__dict__.update(self.__dict__)
+        scale = float(adapters["scale"])
+
+        def delta(i, mod):                       # (in, out), as the layers store weights
+            a = np.asarray(adapters[f"l{i}.{mod}.A"], dtype=np.float32)
+            b = np.asarray(adapters[f"l{i}.{mod}.B"], dtype=np.float32)
+            return (b @ a * scale).T
+        out.layers = []
+        for i, (qkv_w, qkv_b, o_w, *rest) in enumerate(self.layers):
+            qkv = qkv_w + np.concatenate([delta(i, f"attention.self.{k}") for k in
+                                          ("query", "key", "value")], axis=1)
+            i_w, i_b, f_w = rest[3], rest[4], rest[5]
+            out.layers.append((qkv, qkv_b, o_w + delta(i, "attention.output.dense"), *rest[:3],
+                               i_w + delta(i, "intermediate.dense"), i_b,
+                               f_w + delta(i, "output.dense"), *rest[6:]))
+        return out
+
     def _one(self, ids: list[int]) -> np.ndarray:
         v = self.states(ids).mean(0)
         return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
@@ -280,6 +310,32 @@ def embed(texts: list[str]) -> np.ndarray | None:
 
 
 @lru_cache(maxsize=1)
+def tuned() -> tuple[MiniLM, np.ndarray, np.ndarray] | None:
+    """The fine-tuned encoder (scripts/tune_safety_encoder.py) and its head's weights and bias,
+    or None when the file or the base model is missing or broken."""
+    base, path = encoder(), tuned_path()
+    if base is None or not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as d:
+            adapters = {k: d[k] for k in d.files if k.startswith("l") or k == "scale"}
+            w, b = np.asarray(d["head_w"], dtype=np.float32), np.asarray(d["head_b"], dtype=np.float32)
+        model = base.tuned(adapters)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (model, w, b) if w.shape == (3, 384) and b.shape == (3,) else None
+
+
+def tuned_logits(ids: list[int]) -> np.ndarray | None:
+    """The tuned head's three logits for one tokenised text (call with ``_lock`` held)."""
+    t = tuned()
+    if t is None:
+        return None
+    model, w, b = t
+    return w @ model._one(ids) + b
+
+
+@lru_cache(maxsize=1)
 def classifier() -> heads_mod.Heads | None:
     return heads_mod.load(classifier_path())
 
@@ -300,8 +356,15 @@ def scores(text: str) -> dict[str, float] | None:
         if len(ids[0]) > MAX_LEARNED_TOKENS:
             return None
         vecs = [model._one(i) for i in ids]
+        ft = None
+        if heads.ft_scale is not None:
+            ft = tuned_logits(ids[0])
+            if ft is None:                           # its thresholds assume the tuned scores
+                return None
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
     z[1] += heads.nn_scale * heads.knn(vecs[0])     # the whole message's nearest fitted messages
+    if ft is not None:                               # the fine-tuned encoder on the whole message
+        z += heads.ft_scale * ft
     return {h: float(z[i]) for i, h in enumerate(heads_mod.HEADS)}
 
 
@@ -319,25 +382,33 @@ def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str,
     """The level the heads give a message the rules rated ``rules_level``: urgent needs ``high``
     (and the stricter ``jump`` when the rules saw nothing, which a stated harmless ``purpose``
     rules out); a message that is then urgent, by the rules or by ``high``, is an emergency when
-    ``emer`` passes too; else concern on ``risk``."""
-    t_risk, t_high, t_emer, t_jump = heads.thresholds.tolist()
+    ``emer`` passes too; else concern on ``risk`` (not either when the rules saw nothing and the
+    message states a harmless purpose)."""
+    t_risk, t_high, t_emer, t_jump = heads.thresholds.tolist()[:4]
     flagged = rules_level != "none"
     if (z["high"] >= t_high and (flagged or (z["high"] >= t_jump and not purpose))) \
             or rules_level == "urgent":
         return "emergency" if z["emer"] >= t_emer else "urgent"
-    return "concern" if z["risk"] >= t_risk else "none"
+    return "concern" if z["risk"] >= t_risk and (flagged or not purpose) else "none"
 
 
 def combine(text: str, result: SafetyResult) -> SafetyResult:
-    """Raise the rules' verdict where the heads are confident; never lower it."""
+    """Raise the rules' verdict where the heads are confident; lower it only from *concern* to
+    none, where ``risk`` is below the veto threshold (a fifth threshold, when the heads have one)."""
     heads = classifier()
     z = scores(text) if heads is not None else None
     if z is None:
         return result
-    purpose = result.level == "none" and z["high"] >= heads.thresholds[3] and everyday_purpose(text)
+    purpose = result.level == "none" and (z["high"] >= heads.thresholds[3] or z["risk"] >= heads.thresholds[0]) \
+        and everyday_purpose(text)
     level = learned_level(z, heads, result.level, purpose)
     if LEVEL_RANK[level] > LEVEL_RANK["concern"] and result.level in ("none", "concern") and denied(text):
         level = "concern"          # "I'm not going to kill myself": a check-in at most
+    if result.level == "concern" and result.category == "suicide" and level == "none" \
+            and len(heads.thresholds) > 4 and z["risk"] < heads.thresholds[4]:
+        # the veto: the rules' suicide concern on an idiom or a story (abuse, self-harm kept)
+        # a weak signal still, for the conversation-level screen (conversation.WEAK)
+        return SafetyResult(False, None, "none", result.evidence, min(result.score, 0.35), "learned")
     if LEVEL_RANK[level] <= LEVEL_RANK[result.level]:
         return result
     floor = {"concern": CONCERN_AT, "urgent": URGENT_AT, "emergency": 1.0}[level]

@@ -89,7 +89,8 @@ PURPOSE = re.compile(
     r"|\b(?:arzt|arztin|doc|doktor|hausarzt|hausarztin) (?:\w+ ){0,2}(?:verschrieben|verordnet)\b"
     r"|\b(?:gluhbirne|lampe|vorhang|gardine|regal|bild|wascheleine|schaukel|hangematte|lichterkette|rauchmelder"
     r")\w* (?:\w+ ){0,4}(?:wechseln|aufhangen|aufzuhangen|anbringen|anzubringen|festmachen|festzumachen"
-    r"|machen|spannen|zu spannen|befestigen|zu befestigen|montieren)\b")
+    r"|machen|spannen|zu spannen|befestigen|zu befestigen|montieren)\b"
+    r"|\b(?:auto|motor|wagen|karre)\b.{0,30}\bspringt (?:\w+ )?nicht (?:mehr )?an\b")
 
 FIRST = frozenset({"ich", "mich", "mir", "mein", "meine", "meinen", "meinem", "meiner", "wir",
                    "uns", "unser"})

@@ -141,6 +141,8 @@ PURPOSE = re.compile(
     r"(?:bulbs?|lights?|lamps?|curtains?|shelf|shelves|pictures?|washing|washing line|clothes ?line|swing|hammock"
     r"|tarp|tent|decorations?|fairy lights|smoke alarm)\b"
     r"|\b(?:end|close|start|begin) (?:this|that|a|the|my|a new) (?:new )?chapter\b"
+    r"|\bd[iy]e(?:d|ing)? (?:my|her|his|their|your|our) (?:\w+ )?hair\b"
+    r"|\b(?:car|engine|motor|van|truck)\b.{0,30}\b(?:wont|won t|will not|doesnt|does not|didnt) (?:start|turn over)\b"
     r"|(?<!not )(?<!isnt )(?<!is not )\bfor (?:climbing|bouldering|camping|the tent|sailing|the boat|the swing)\b")
 
 

@@ -83,7 +83,8 @@ PURPOSE = re.compile(
     r"|\bpour (?:accrocher|changer|tendre|fixer|installer|poser|attacher|suspendre) (?:la |le |les |l |une |un |mes |ma |mon )?"
     r"(?:\w+ )?(?:ampoules?|lampes?|rideaux?|corde a linge|linge|etageres?|tableaux?|guirlandes?|balancoire|hamac|bache"
     r"|lustre)\b"
-    r"|\b(?:tout (?:tuer|dechirer|casser)|tuer sur scene)\b")
+    r"|\b(?:tout (?:tuer|dechirer|casser)|tuer sur scene)\b"
+    r"|\b(?:voiture|moteur|bagnole|char)\b.{0,30}\b(?:demarre (?:pas|plus)|veut (?:pas|plus) demarrer)\b")
 
 FIRST = frozenset({"je", "me", "moi", "mon", "ma", "mes", "nous"})
 THIRD = frozenset({
