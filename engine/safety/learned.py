@@ -10,10 +10,11 @@ The classifier (``assets/safety/classifier.npz``, see ``heads.py``; written by
 scripts/fit_safety_classifier.py from the fitted splits, never the ``holdout`` split) has three
 heads, ``risk`` (concern or higher), ``high`` (urgent or higher) and ``emer`` (emergency), each
 over the MiniLM embedding and hashed character n-grams, scored on the whole message and on each
-clause, with thresholds chosen on out-of-fold scores. The layer can only *raise* the rules'
-level, never lower it; since the second exemplar bank it may raise to any level (``high`` alone
-makes *urgent*, with a stricter threshold when the rules saw nothing; ``emer`` on top makes an
-urgent message an *emergency*, since the sixth round whoever made it urgent).
+clause, with thresholds chosen on out-of-fold scores. Since the seventh round a LoRA-tuned copy
+of the encoder (``tuned``) scores the whole message and its logits join the heads. The layer
+raises the rules' level (``high`` alone makes *urgent*, with a stricter threshold when the rules
+saw nothing; ``emer`` on top makes an urgent message an *emergency*, whoever made it urgent) and
+lowers only a rules' *suicide* concern, to none, where ``risk`` is below the veto threshold.
 """
 
 from __future__ import annotations
