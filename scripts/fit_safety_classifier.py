@@ -138,14 +138,16 @@ def out_of_fold_knn(vec: np.ndarray, levels: np.ndarray, folds: np.ndarray, k: i
 
 
 def tuned_out_of_fold(path: Path, rows: list) -> np.ndarray:
-    """The tuned encoder's out-of-fold logits (n, 3) for ``rows``, matched by the texts' sha1."""
+    """The tuned encoder's out-of-fold logits (n, 3) for ``rows``, matched by the texts' sha1
+    (0 for messages shorter than ``learned.MIN_TUNED_WORDS``, as the app does)."""
     with np.load(path, allow_pickle=False) as d:
         by_sha = dict(zip(d["oof_sha1"].tolist(), d["oof_z"]))
     missing = [e.text for e in rows if hashlib.sha1(e.text.encode()).hexdigest() not in by_sha]
     if missing:
         raise SystemExit(f"fit_safety_classifier: {path} was tuned on other exemplars "
                          f"({len(missing)} messages unknown); rerun scripts/tune_safety_encoder.py")
-    return np.stack([by_sha[hashlib.sha1(e.text.encode()).hexdigest()] for e in rows]).astype(np.float64)
+    ft = np.stack([by_sha[hashlib.sha1(e.text.encode()).hexdigest()] for e in rows]).astype(np.float64)
+    return ft * np.array([len(e.text.split()) >= learned.MIN_TUNED_WORDS for e in rows])[:, None]
 
 
 def _free(purpose: np.ndarray | None, n: int) -> np.ndarray:
@@ -234,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                          " to none where `risk` is far below (0.02; 0: never)")
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump[,veto]: use these instead of the budgets (the shipped"
-                         " ones: 1.85,-2.15,1.45,1.4,-1.0; see docs/safety.md)")
+                         " ones: 3.6,-0.5,1.5,2.65,-1.5; see docs/safety.md)")
     ap.add_argument("--nn-weight", type=float, default=1.0,
                     help="weight of the nearest-neighbour score in `high`, relative to the linear"
                          " heads' spread (1.0; 0 turns it off)")

@@ -610,7 +610,7 @@ def test_a_copy_is_retried_as_a_free_turn_unless_the_directive_is_for_safety(sto
     assert saved["directive"] == "" and saved["meta"]["directive_dropped"] == "Build on the previous reply"
 
     notes.clear()
-    ev = run_round(chat, "I can't take it anymore, this heat!")  # a concern: the safety directive
+    ev = run_round(chat, "I can't take it anymore, everything is too much.")  # a concern: the safety directive
     assert events_of(ev, "safety")
     [msg] = events_of(ev, "message")  # Mia copied Theo, then checked in, still under the directive
     assert msg.data["speaker"] == "Mia" and msg.data["directive"].startswith("Take this seriously")

@@ -45,6 +45,9 @@ MAX_TOKENS = 256                 # the model's max_seq_length (sentence_bert_con
 # The heads were fitted on chat-length messages (the longest exemplar has 43 tokens); on much
 # longer text they drift (600 repeats of a neutral sentence scored 0.96), so the rules judge it.
 MAX_LEARNED_TOKENS = 96
+# The tuned encoder is overconfident on very short messages ("I walked by the river." scored as an
+# emergency): it reads messages of at least this many words; shorter ones get the frozen heads.
+MIN_TUNED_WORDS = 7
 _lock = threading.Lock()
 
 
@@ -358,7 +361,7 @@ def scores(text: str) -> dict[str, float] | None:
             return None
         vecs = [model._one(i) for i in ids]
         ft = None
-        if heads.ft_scale is not None:
+        if heads.ft_scale is not None and len(text.split()) >= MIN_TUNED_WORDS:
             ft = tuned_logits(ids[0])
             if ft is None:                           # its thresholds assume the tuned scores
                 return None
