@@ -147,7 +147,7 @@ def tuned_out_of_fold(path: Path, rows: list) -> np.ndarray:
         raise SystemExit(f"fit_safety_classifier: {path} was tuned on other exemplars "
                          f"({len(missing)} messages unknown); rerun scripts/tune_safety_encoder.py")
     ft = np.stack([by_sha[hashlib.sha1(e.text.encode()).hexdigest()] for e in rows]).astype(np.float64)
-    return ft * np.array([len(e.text.split()) >= learned.MIN_TUNED_WORDS for e in rows])[:, None]
+    return ft * np.array([learned.reads_tuned(e.text) for e in rows])[:, None]
 
 
 def _free(purpose: np.ndarray | None, n: int) -> np.ndarray:

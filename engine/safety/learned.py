@@ -330,6 +330,11 @@ def tuned() -> tuple[MiniLM, np.ndarray, np.ndarray] | None:
     return (model, w, b) if w.shape == (3, 384) and b.shape == (3,) else None
 
 
+def reads_tuned(text: str) -> bool:
+    """Whether the tuned encoder reads ``text`` (the app and the fit script share this rule)."""
+    return len(text.split()) >= MIN_TUNED_WORDS
+
+
 def tuned_logits(ids: list[int]) -> np.ndarray | None:
     """The tuned head's three logits for one tokenised text (call with ``_lock`` held)."""
     t = tuned()
@@ -361,7 +366,7 @@ def scores(text: str) -> dict[str, float] | None:
             return None
         vecs = [model._one(i) for i in ids]
         ft = None
-        if heads.ft_scale is not None and len(text.split()) >= MIN_TUNED_WORDS:
+        if heads.ft_scale is not None and reads_tuned(text):
             ft = tuned_logits(ids[0])
             if ft is None:                           # its thresholds assume the tuned scores
                 return None
@@ -411,8 +416,9 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
     if result.level == "concern" and result.category == "suicide" and level == "none" \
             and len(heads.thresholds) > 4 and z["risk"] < heads.thresholds[4]:
         # the veto: the rules' suicide concern on an idiom or a story (abuse, self-harm kept)
-        # a weak signal still, for the conversation-level screen (conversation.WEAK)
-        return SafetyResult(False, None, "none", result.evidence, min(result.score, 0.35), "learned")
+        # a weak signal still, for the conversation-level screen, as an earlier flagged message
+        from .conversation import WEAK
+        return SafetyResult(False, None, "none", result.evidence, min(result.score, WEAK + 0.1), "learned")
     if LEVEL_RANK[level] <= LEVEL_RANK[result.level]:
         return result
     floor = {"concern": CONCERN_AT, "urgent": URGENT_AT, "emergency": 1.0}[level]
