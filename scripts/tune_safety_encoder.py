@@ -3,6 +3,7 @@ assets/safety/encoder_tuned.npz; then refit the classifier, which adds the tuned
 
     .venv/bin/python scripts/tune_safety_encoder.py          # ~45 min on 2 cores (train extra)
     .venv/bin/python scripts/fit_safety_classifier.py        # reads the out-of-fold scores
+    .venv/bin/python scripts/tune_safety_encoder.py --extend # after adding a bank, without tuning
 
 The frozen MiniLM heads (heads.py) see a fixed English embedding; German and French reach it only
 as a word-by-word gloss. Here LoRA adapters on every linear layer of all-MiniLM-L6-v2 and a linear
@@ -61,11 +62,12 @@ def train(texts: list[str], y: np.ndarray, a, seed: int):
                                                 total_steps=a.epochs * ((n + b - 1) // b))
     yt = torch.tensor(y)
     t0 = time.time()
+    lengths = np.array([len(t.split()) for t in texts])
     for ep in range(a.epochs):
         model.train()
-        perm, total = torch.randperm(n), 0.0
-        for i in range(0, n, b):
-            idx = perm[i:i + b]
+        total = 0.0
+        for idx in batches(lengths, b, torch.randperm(n).numpy()):
+            idx = torch.as_tensor(idx)
             logits = head(encode(model, [texts[j] for j in idx]) * 10)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, yt[idx])
             opt.zero_grad()
@@ -76,6 +78,17 @@ def train(texts: list[str], y: np.ndarray, a, seed: int):
         print(f"  epoch {ep + 1}/{a.epochs}: loss {total / n:.4f} ({time.time() - t0:.0f} s)", flush=True)
     model.eval()
     return model, head
+
+
+def batches(lengths: np.ndarray, b: int, perm: np.ndarray) -> list[np.ndarray]:
+    """Batches of ``b`` from a random order, messages of similar length together (less padding:
+    about half the tokens), in random batch order."""
+    out = []
+    for i in range(0, len(perm), 50 * b):
+        chunk = perm[i:i + 50 * b]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+        out += [chunk[j:j + b] for j in range(0, len(chunk), b)]
+    return [out[k] for k in np.random.default_rng(int(perm[0])).permutation(len(out))]
 
 
 def encode(model, texts: list[str]):
@@ -100,9 +113,13 @@ def _tokenizer():
 
 def predict(model, head, texts: list[str]) -> np.ndarray:
     import torch
+    order = np.argsort([len(t) for t in texts], kind="stable")     # similar lengths together
+    out = np.zeros((len(texts), 3), dtype=np.float32)
     with torch.no_grad():
-        return np.concatenate([(head(encode(model, texts[i:i + 64]) * 10)).numpy()
-                               for i in range(0, len(texts), 64)])
+        for i in range(0, len(texts), 64):
+            idx = order[i:i + 64]
+            out[idx] = head(encode(model, [texts[j] for j in idx]) * 10).numpy()
+    return out
 
 
 def adapters(model) -> dict[str, np.ndarray]:
@@ -122,6 +139,37 @@ def adapters(model) -> dict[str, np.ndarray]:
     return out
 
 
+def extend(path: Path) -> int:
+    """Add out-of-sample scores for the fitted messages ``path`` does not know (see --extend)."""
+    import json
+    if learned.model_dir() is None or not path.is_file():
+        print(f"tune_safety_encoder: needs {path} and the embedding model", file=sys.stderr)
+        return 1
+    with np.load(path, allow_pickle=False) as d:
+        arrays = {k: d[k] for k in d.files}
+    known = set(arrays["oof_sha1"].tolist())
+    rows = [e for e in ex.load() if e.split in ex.FITTED
+            and hashlib.sha1(e.text.encode()).hexdigest() not in known]
+    model = learned.encoder()
+    with learned._lock, learned._one_blas_thread():
+        z = [learned.tuned_logits(model.tokenizer.encode(for_encoder(e.text))[:learned.MAX_LEARNED_TOKENS])
+             for e in rows]
+    if any(v is None for v in z):
+        print(f"tune_safety_encoder: {path} cannot be read", file=sys.stderr)
+        return 1
+    meta = json.loads(str(arrays["meta"]))
+    meta.setdefault("extended", []).append(
+        {"messages": len(rows), "scored_by": "the final tuned encoder, which never saw them",
+         "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest()})
+    arrays.update(meta=np.array(json.dumps(meta)),
+                  oof_z=np.concatenate([arrays["oof_z"], np.array(z, dtype=np.float32).reshape(-1, 3)]),
+                  oof_sha1=np.concatenate([arrays["oof_sha1"],
+                                           np.array([hashlib.sha1(e.text.encode()).hexdigest() for e in rows])]))
+    np.savez_compressed(path, **arrays)
+    print(f"added {len(rows)} messages' scores to {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(learned.tuned_path()), help="where to write")
@@ -130,7 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=5e-4, help="peak learning rate of the adapters (5e-4)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=int, default=0, help="fit on the first N messages only (a quick check)")
+    ap.add_argument("--extend", action="store_true",
+                    help="no tuning (seconds, numpy only): score the fitted messages added since the file"
+                         " was tuned with its final encoder, which never saw them, and add those scores"
+                         " to its out-of-fold scores, so the classifier can be refitted on a new bank")
     a = ap.parse_args(argv)
+    if a.extend:
+        return extend(Path(a.out))
     try:
         import peft  # noqa: F401
         import torch

@@ -926,6 +926,11 @@ def test_filling_in_climbing_ropes_and_baby_things_are_everyday(text, level):
     "Ich spring jetzt ins kalte Wasser und kündige!",
     "si j'entends encore une fois cette chanson je me jette par la fenêtre",
     "encore une visio avec ce client et je me pends avec le câble mdr",
+    # eighth round: "could", keys, lunch, code; drowning in work or coffee
+    "I could shoot myself, left my keys at home again",
+    "ich könnt mich erschießen, schon wieder den Schlüssel vergessen",
+    "je vais me noyer sous les dossiers cette semaine",
+    "gonna drown myself in coffee to get through this shift",
 ])
 def test_a_method_joke_about_an_everyday_annoyance_is_not_flagged(text):
     """A method named as a joke about a meeting, a song, a neighbour (with a joke marker or an
@@ -943,6 +948,8 @@ def test_a_method_joke_about_an_everyday_annoyance_is_not_flagged(text):
      "thinking about ending it for weeks", "concern"),
     ("i'm on the roof after the party and i'm going to jump lol", "emergency"),
     ("I'm going to walk into traffic", "urgent"),
+    ("i'm going to drown myself in the river tonight", "urgent"),
+    ("I could shoot myself, I mean it, I have his gun", "urgent"),
 ])
 def test_a_method_with_a_real_trigger_or_a_real_risk_beside_the_joke_is_still_flagged(text, at_least):
     """The joke rule needs an everyday annoyance (not a partner, an exam result or a train), no
@@ -1022,6 +1029,51 @@ def test_german_and_french_risk(text, level):
 ])
 def test_german_french_and_english_idioms_and_fiction_pass(text):
     assert not assess(text).risk, assess(text)
+
+
+# Eighth round: rule rows that the layer used to carry alone (a loaded gun at hand, legs over a
+# drop, a blade on the skin, pills put aside "until enough", a reported threat, a negation inside
+# a condition, "möcht"); the rules alone, so a weaker layer cannot hide a gap.
+@pytest.mark.parametrize("text, level", [
+    ("the gun is loaded and on my lap", "emergency"),
+    ("sat on the edge of the multistorey roof rn, legs over the side", "emergency"),
+    ("ive been putting my sleeping tablets aside since christmas, about 50 now, nearly enough", "urgent"),
+    ("coach said if i tell anyone what he did hell break both my legs", "urgent"),
+    ("die pistole liegt vor mir, geladen. ich schau sie die ganze zeit an", "emergency"),
+    ("ich hab das messer schon an der haut", "emergency"),
+    ("i steh am fenster im 8. stock und hab die füß schon draußen", "emergency"),
+    ("wenn ich die prüfung am freitag nicht pack bring ich mich um", "urgent"),
+    ("ich möcht nimmer leben", "urgent"),
+    ("mein ex hat gesagt wenn ich die kinder mitnehm bringt er mich um", "urgent"),
+    ("noch neun tage dann mach ich schluss. der tag steht fest", "urgent"),
+    ("le flingue est chargé devant moi", "emergency"),
+    ("j'ai le couteau sur mon poignet", "emergency"),
+    ("je suis à la fenêtre du 8e étage, les jambes dans le vide", "emergency"),
+    ("si je réussis pas le bac je me tue", "urgent"),
+    ("mon père a dit que si je parle il me tue", "urgent"),
+    ("j'ai acheté le poison à rats, je vais le prendre ce soir", "urgent"),
+])
+def test_weapons_heights_blades_threats_and_conditions_by_the_rules_alone(text, level):
+    assert assess(text, learned=False).level == level, assess(text, learned=False)
+
+
+@pytest.mark.parametrize("text", [
+    "cleaning my rifle at the range, it's not loaded, it's in my hands",
+    "on the balcony with my legs over the railing getting some sun on the 3rd floor",
+    "sitting on the pier with my feet dangling over the water",
+    "I put my pills aside so the kids can't reach them",
+    "mum said she'd kill me if i'm late again",
+    "ich reinige meine pistole, sie liegt vor mir auf dem tisch, nicht geladen",
+    "mama hat gesagt sie bringt mich um wenn ich zu spät komme",
+    "wenn ich nicht bald esse sterbe ich vor hunger",
+    "das messer an der zwiebel ansetzen und klein schneiden",
+    "ma mère a dit qu'elle va me tuer si je rentre tard",
+    "j'ai mis le couteau sur la planche pour couper les oignons",
+    "j'ai acheté du désherbant, je vais le prendre demain pour le jardin",
+    "si je trouve pas mes clés je vais pleurer",
+])
+def test_their_everyday_look_alikes_pass_the_rules(text):
+    assert assess(text, learned=False).level == "none", assess(text, learned=False)
 
 
 def test_an_english_sentence_is_not_read_with_french_rules():

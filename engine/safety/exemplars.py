@@ -3,7 +3,7 @@
 Each line: ``text``, ``lang`` (en/de/fr), ``category`` (emergency, urgent, concern: risk; idiom,
 fiction, everyday: no risk), ``level`` (what the screen should say), ``source`` (who wrote it:
 ``v1`` the first rules' author, ``blind1`` the first blind set's author, ``bank2`` the second
-bank's author, ``bank3``, ``bank4``, ``bank5`` and ``bank6`` the third, fourth, sixth and seventh rounds' banks; see docs/safety.md) and ``split``: ``train``
+bank's author, ``bank3``, ``bank4``, ``bank5``, ``bank6`` and ``bank7`` the third, fourth, sixth, seventh and eighth rounds' banks; see docs/safety.md) and ``split``: ``train``
 and ``dev`` (v1; ``dev`` was tuned on), ``dev2`` (blind1, folded in once it had been scored),
 and ``holdout``: a quarter of blind1 and bank2, fixed from a hash of the language and text,
 that nothing is fitted or tuned on. The blind sets (``blind2`` to ``blind9``) are files of their

@@ -49,6 +49,7 @@ TOKEN_MAP: dict[str, str] = {
     "toedlich": "todlich", "schlaftablette": "schlaftabletten", "tabs": "tabletten",
     "steh": "stehe", "sitz": "sitze", "hock": "hocke", "lieg": "liege", "werf": "werfe",
     "spring": "springe", "beend": "beende", "uberdoses": "uberdosis",
+    "mocht": "mochte", "nimmer": "nicht mehr",   # eighth round: "ich möcht nimmer leben"
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).
 FUZZY_WORDS = ("umbringen", "suizidal", "selbstmord", "tabletten", "schlaftabletten",
@@ -74,8 +75,9 @@ JOKE_TRIVIAL = re.compile(r"\b(?:meeting\w*|besprechung\w*|teams|zoom|call|vorle
                           r"|endgegner|ikea|hochzeit|party|schwieger\w*|tante|nachbar\w*"
                           r"|warteschleife\w*|hotline|kundenservice|steuererklarung|formular\w*"
                           r"|papierkram|mails?|email\w*|prasentation|teambuilding|staubsaug\w*"
-                          r"|schlange|vermieter\w*|schlager)\b")
-JOKE_IF = re.compile(r"\b(?:wenn|falls|noch (?:ein)?mal|noch so|schon wieder|lieber)\b")
+                          r"|schlange|vermieter\w*|schlager|schlussel|fahrkarte|ticket|kontrolleur\w*|mittagessen|brotdose"
+                          r"|code|excel|diktat)\b")
+JOKE_IF = re.compile(r"\b(?:wenn|falls|noch (?:ein)?mal|noch so|schon wieder|lieber|konnt|konnte)\b")
 
 
 # A denial in the user's own words ("ich will nicht sterben"): read by screen.denied.
@@ -108,8 +110,11 @@ MEDIA = re.compile(r"\b(?:roman\w*|buch|bucher|film\w*|serie|folge|staffel|figur
                    r"|geschichte|gedicht|theater|drama|spiel|rollenspiel|ehrenamt\w*"
                    r"|telefonseelsorge|werther\w*|faust"
                    r"|\w+(?:rate|raten|pravention|forschung|statistik))\b")
+# A negation inside a condition ("wenn ich die Prüfung nicht pack bring ich mich um") does not
+# negate the main clause that follows it.
 NEGATION_TAIL = re.compile(
-    r"\b" + _NEG + r"\b(?: (?!(?:warum|wenn|aber|wie|weil|dass|und|oder|ob|mehr)\b)[a-z]+){0,3} $")
+    r"^(?!.*\b(?:wenn|falls|sobald|solange)\b.*\b" + _NEG + r"\b)"
+    r".*\b" + _NEG + r"\b(?: (?!(?:warum|wenn|aber|wie|weil|dass|und|oder|ob|mehr)\b)[a-z]+){0,3} $")
 REPORTED_TAIL = re.compile(r"\b(?:sagt|sagen|sagte|sagten|schreibt|schrieb) (?:mir )?(?:ich soll|ich solle"
                            r"|dass ich)(?: \w+){0,2} $")
 PAST = re.compile(r"\b(?:fruher|als kind|als teenager|als jugendlicher|vor jahren|damals"
@@ -147,6 +152,24 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # eighth round: a weapon loaded and at hand, a blade on the skin, legs over a drop, now
+        (0.95, r"^(?=.*(?<!nicht )\b(?:geladen|entsichert)\b)(?=.*\b(?:vor mir|neben mir|in der hand|in meiner"
+               r" hand|zwischen (?:den|meinen) knien|auf dem schoss|auf meinem schoss|im mund|an der"
+               r" schlafe|an meiner schlafe|an den kopf|am kopf|auf dem tisch)\b)(?!.*\b(?:schiessstand"
+               r"|schutzenverein|jagd\w*|jager\w*|verein|training|film\w*|spiel\w*|serie|roman|museum"
+               r"|szene|reinig\w*|putz\w*)\b).*?\b(?:pistole|waffe|gewehr|revolver|knarre|flinte|g36"
+               r"|dienstwaffe|schrotflinte)\b", "e"),
+        (0.95, r"\b(?:messer|klinge|rasierklinge|cutter) (?:\w+ ){0,3}(?:an|auf|gegen) (?:der |die |den"
+               r" |meiner |meinem |meine |meinen )?(?:haut|pulsader\w*|handgelenk\w*|hals|kehle|arm"
+               r"|unterarm)\b(?!.*\b(?:kuche|gemuse|zwiebel\w*|kochen|schnitz\w*|rasier\w*|gehalten)\b)", "e"),
+        (0.95, r"^(?=.*\b(?:stock|stockwerk|etage|dach|hochhaus|fenster|brucke|balkon|gelander"
+               r"|klippe|parkhaus)\b)(?!.*\b(?:pool|steg|boot|schaukel|hangematte|foto\w*|selfie"
+               r"|sonnenuntergang|aussicht|picknick|sonne\w*|rauch\w*|zigarette\w*|bier)\b).*?\b(?:fusse|fuss|beine|bein) (?:\w+ ){0,3}"
+               r"(?:draussen|uber der kante|uber die kante|uber dem abgrund|ins leere|in der luft"
+               r"|uber dem wasser|aus dem fenster)\b", "e"),
+        (0.85, r"\b(?:rattengift|gift|frostschutzmittel|bleiche|abflussreiniger|pflanzenschutzmittel)\b"
+               r".*\b(?:(?:werde|will|wurde) (?:ich )?(?:es |das |ihn |sie )?(?:\w+ ){0,3}(?:nehmen|trinken"
+               r"|schlucken)|(?:nehme|trinke|schlucke) ich (?:es|das|ihn|sie))\b", "s"),
         # fifth round, second step: overdose said in three words, lethality of a height, pain
         (0.85, r"\b(?:alle|alles|die ganze packung) (?:geschluckt|genommen|eingeworfen)(?= *(?:\||$))"
                r"|\bgenommen(?: \|)? alle(?= *(?:\||$))", "f"),
@@ -341,6 +364,15 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.60, r"\bselbstverletz\w*\b|\bsvv\b", "t"),
     ],
     "violence_from_others": [
+        # eighth round: a reported threat to kill ("wenn ich was sag bringt er mich um"; "der Stau
+        # bringt mich um" stays an idiom: a threat needs "(hat gesagt,) wenn", "gedroht" or "ernst";
+        # "gesagt" itself is a filler)
+        (0.85, r"^(?=.*\b(?:hat (?:mir |uns )?(?:wenn|dass|falls)|gedroht|droht|drohte|ernst|angst|sagt|sagte"
+               r"|meinte|geschworen|schwort)\b)(?!.*\b(?:zu spat|zimmer"
+               r"|zeugnis|noten|hausaufgaben|aufraum\w*|handy|lol|haha\w*)\b).*?(?:\b(?:bringt|bringe"
+               r"|bring|bringen) (?:er|sie|der|die|ihr) mich (?:\w+ ){0,2}um\b|\b(?:schlagt|schlag)"
+               r" (?:er|sie) mich tot\b|\b(?:er|sie) (?:wird|wurde|will) mich (?:\w+ ){0,2}(?:umbringen"
+               r"|toten|totschlagen|abstechen|erschiessen)\b|\bdann bin ich tot\b)", "n"),
         (0.85, r"\b(?:er|sie|mein (?:mann|freund|vater|stiefvater|bruder|ex)|meine (?:frau"
                r"|freundin|mutter|stiefmutter)) (?:\w+ ){0,2}(?:schlagt|schlug|verprugelt"
                r"|wurgt|wurgte|tritt|vergewaltigt|missbraucht|bedroht) mich\b", "n"),
@@ -358,7 +390,7 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
         (0.35, r"\b(?:heute nacht|heute abend|morgen|am wochenende|jetzt|gleich|bald|diese"
                r" woche|freitag)\b"),
         (0.40, r"\b(?:geplant|plan|weiss genau wie|weiss (?:\w+ )?wofur|vorbereitet|termin|datum"
-               r"|ausgesucht)\b"),
+               r"|ausgesucht|steht fest|festgelegt|beschlossen)\b"),
         (0.30, r"\b(?:nachste woche|nachsten \w+|am (?:montag|dienstag|mittwoch|donnerstag|freitag"
                r"|samstag|sonntag))\b"),
         (0.35, r"\b(?:tabletten|seil|strick|waffe|pistole|brucke|zug)\b"),

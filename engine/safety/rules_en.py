@@ -123,8 +123,8 @@ JOKE_TRIVIAL = re.compile(r"\b(?:meetings?|zoom|teams|calls?|lectures?|class|sem
                           r"|raid|ikea|wedding|prom|in laws|mother in law|aunt|neighbou?r|queue"
                           r"|hold music|customer service|tax return|paperwork|spreadsheet"
                           r"|group project|emails?|presentation|team building|lanyard|karaoke"
-                          r"|hoover|vacuum\w*|jingle|ringtone)\b")
-JOKE_IF = re.compile(r"\b(?:if|one more|another|again|once more|rather|last time i)\b")
+                          r"|hoover|vacuum\w*|jingle|ringtone|keys|lunch|coffee|tinsel|reply all|code|bug|compil\w*|excel)\b")
+JOKE_IF = re.compile(r"\b(?:if|one more|another|again|once more|rather|last time i|could)\b")
 
 
 # A denial in the user's own words ("I'm not suicidal"): read by screen.denied with the rules'
@@ -154,6 +154,7 @@ _PERSONS = (r"(?:man|woman|person|guy|girl|kid|kids|child|children|baby|boy|stra
             r"|teacher|someone|somebody|bitch|bastard|asshole|prick|dude|family|class|school"
             r"|people|boss|judge|neighbou?r|whole)")
 IDIOMS = [
+    r"\bdrown(?:ing)? (?:myself|my sorrows) in (?!(?:the |a )?(?:water|river|sea|lake|bath|canal|ocean|pond)\b)\w+",
     # a rope bought for climbing, said before the purchase ("going climbing, bought a new rope")
     r"\b(?:climb\w*|boulder\w*|hiking|abseil\w*|sailing|camping)\b(?: (?:\w+|\|)){0,8} (?:bought|got|ordered)"
     r" (?:a |some |the )?(?:new )?rope\b",
@@ -313,6 +314,23 @@ _WANT = (r"(?:want to|wish i could|would like to|need to|have to|am going to|goi
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # eighth round: a gun loaded and at hand, legs over a drop, pills put aside until "enough"
+        (0.95, r"^(?=.*(?<!not )(?<!unloaded )\b(?:loaded|cocked|safety off|safety is off)\b)(?=.*\b(?:in my lap|on my lap"
+               r"|in my hand|in my hands|in my mouth|to my head|against my head|at my temple|under my chin"
+               r"|in front of me|next to me|beside me|between my knees)\b)(?!.*\b(?:range|hunt\w*|club"
+               r"|movie|film|game|show|novel|museum|scene|class|lesson|cleaning|clean it)\b).*?\b(?:gun"
+               r"|pistol|rifle|shotgun|revolver|glock|handgun|service weapon)\b", "e"),
+        (0.95, r"^(?=.*\b(?:floor|storey|story|roof|rooftop|window|bridge|balcony|ledge|railing|cliff"
+               r"|multistorey|car park|parking garage|overpass)\b)(?!.*\b(?:pool|dock|pier|jetty|boat"
+               r"|swing|hammock|photo\w*|selfie|sunset|view|picnic|paddl\w*|sun|sunbath\w*|tan|tanning"
+               r"|smok\w*|cigarette|fag|vape|vaping|beer)\b).*?\b(?:legs|feet)"
+               r" (?:\w+ ){0,3}(?:outside|over the edge|over the side|dangling|hanging over|out the window"
+               r"|over the railing|over the drop)\b", "e"),
+        (0.85, r"\b(?:putting|put|set|setting|squirrell?ing|tucking) (?:\w+ ){0,3}" + _PILLS
+               + r" (?:\w+ ){0,3}aside\b(?!.*\b(?:kids|children|reach|safe place|trip|holiday|vacation|travel\w*"
+               r"|pharmacist|doctor|dosette|pill ?box|organi[sz]er|morning|week)\b)|\b" + _PILLS + r" (?:\w+ ){0,2}(?:saved up|put aside|stashed"
+               r" away)\b|\b" + _PILLS + r"\b.*\b(?:nearly|almost|just about|finally) enough\b"
+               r"(?! (?:for|to last|until|till)\b)", "s"),
         # fifth round, second step: overdose said in three words, lethality of a car or a height
         (0.85, r"\b(?:swallowed|downed|necked) (?:them|it|the lot) all\b|\b(?:swallowed|downed)"
                r" (?:all of them|the lot)(?= *(?:\||$))", "f"),
@@ -713,6 +731,12 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.55, r"\bdeserve (?:the )?(?:pain|to hurt|to suffer|to be hurt|to bleed)\b", "s"),
     ],
     "violence_from_others": [
+        # eighth round: a reported threat of serious violence ("said he'd break both my legs")
+        (0.85, r"^(?=.*\b(?:said|says|told me|threatened|swore|swears)\b)(?!.*\b(?:lol|haha\w*|late"
+               r"|room|homework|phone|grades|joking|kidding)\b).*?(?:\b(?:he|she|they) (?:will|would|is"
+               r" going to|was going to)|\b(?:hell|shell|theyll|hed|shed|theyd)) (?:\w+ ){0,2}(?:break"
+               r" (?:both )?my (?:legs|arms|neck|jaw|bones)"
+               r"|beat me|stab me|shoot me|burn me|strangle me|choke me)\b", "n"),
         (0.85, r"\b" + _AGENT + r" (?:keeps |always |often |still |has |had |would |used to"
                r" |started |will |is going to |tried to |tries to )?(?:hits|hit|beats|beat"
                r"|punches|punched|kicks|kicked|slaps|slapped|chokes|choked|strangles|strangled"

@@ -67,7 +67,7 @@ JOKE_TRIVIAL = re.compile(r"\b(?:reunions?|visio\w*|teams|zoom|appels?|cours|amp
                           r"|ikea|mariage|soiree|belle mere|belle famille|voisins?|voisines?"
                           r"|file d attente|service client|impots|paperasse|mails?"
                           r"|presentation|clients?|clientes?|demarchage|fibre|box|karaoke|supermarche|magasin"
-                          r"|radio)\b")
+                          r"|radio|cles|code|bug|dossiers|copies|match|foot)\b")
 JOKE_IF = re.compile(r"\b(?:si|encore une fois|encore un|encore une|une fois de plus|plutot)\b")
 
 
@@ -99,8 +99,11 @@ MEDIA = re.compile(r"\b(?:roman\w*|livre|livres|film\w*|serie|episode|saison|per
                    r"|article|infos|journal|documentaire|polar|podcast|memoire|expose|cours"
                    r"|philo|classe|etude|statistique\w*|taux|prevention|histoire|poeme|theatre"
                    r"|piece|jeu|benevole|bovary|camus|werther|socio\w*|durkheim|formation|infirmi\w*)\b")
+# A negation inside a condition ("si je réussis pas le bac je me tue") does not negate the main
+# clause that follows it.
 NEGATION_TAIL = re.compile(
-    r"\b(?:ne|pas|jamais|aucun|aucune|non)\b(?: (?!(?:pourquoi|si|mais|comment|quand|parce|que"
+    r"^(?!.*\b(?:si|quand|lorsque)\b.*\b(?:ne|pas|jamais|aucun|aucune|non)\b)"
+    r".*\b(?:ne|pas|jamais|aucun|aucune|non)\b(?: (?!(?:pourquoi|si|mais|comment|quand|parce|que"
     r"|et|ou|plus)\b)[a-z]+){0,3} $")
 REPORTED_TAIL = re.compile(r"\b(?:dit|disent|disait|ecrit) (?:que )?(?:je devrais|de)(?: \w+){0,2} $")
 PAST = re.compile(r"\b(?:avant|quand je etais (?:petit|petite|ado|jeune|enfant)|il y a des annees"
@@ -109,6 +112,8 @@ NOT_PAST = re.compile(r"\b(?:maintenant|encore|toujours|aujourde hui|ce soir|en 
                       r"|ces temps ci|depuis peu)\b")
 
 IDIOMS = [
+    r"\bme noyer (?:sous|dans) (?:les |mes |le |la |du |des |un )?(?:dossiers|copies|mails|boulot|travail|taf"
+    r"|paperasse|devoirs|factures|cafe|linge|cartons|lessive|revisions|verre)\b",
     # "c'est du suicide financier", "dire ça à son patron, c'est suicidaire": a choice called suicide
     r"\bce (?:est|etait|serait|sera) (?:\w+ ){0,2}(?:du suicide|suicidaire)\b",
     r"\bsuicide (?:financier|social|professionnel|commercial|politique|electoral)\b",
@@ -136,6 +141,23 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # eighth round: a weapon loaded and at hand, a blade on the skin, legs over a drop, now
+        (0.95, r"^(?=.*(?<!pas )\b(?:charge|chargee|arme|armee|securite enlevee|sans la securite)\b)(?=.*\b(?:devant"
+               r" moi|a cote de moi|dans la main|dans ma main|dans la bouche|dans ma bouche|sur la tempe"
+               r"|sur ma tempe|sur mes genoux|sur la table|contre ma tete|sous le menton)\b)(?!.*\b(?:stand"
+               r"|tir sportif|chasse|chasseur|club|film|jeu|serie|roman|musee|scene|nettoy\w*)\b).*?"
+               r"\b(?:flingue|pistolet|fusil|revolver|calibre|arme de service|carabine)\b", "e"),
+        (0.95, r"\b(?:couteau|lame|cutter|rasoir) (?:\w+ ){0,3}(?:sur|contre) (?:mon |ma |mes |la |le"
+               r" |les )?(?:poignet\w*|peau|gorge|bras|veine\w*|cou)\b(?!.*\b(?:cuisine|legumes"
+               r"|oignon\w*|cuisiner|epluch\w*)\b)", "e"),
+        (0.95, r"^(?=.*\b(?:etage|toit|fenetre|pont|balcon|rambarde|falaise|garde corps|immeuble"
+               r"|parapet)\b)(?!.*\b(?:piscine|ponton|bateau|balancoire|hamac|photo\w*|selfie|coucher"
+               r" de soleil|vue|pique nique|soleil|bronz\w*|clope|cigarette|biere)\b).*?\b(?:jambes|pieds) (?:\w+ ){0,2}(?:dans le vide|dehors"
+               r"|par dessus (?:la|le) (?:rambarde|garde corps|parapet|bord))\b", "e"),
+        (0.85, r"\b(?:poison|mort aux rats|javel|antigel|destop|desherbant)\b.*\b(?:je vais|vais|je compte)"
+               r" (?:le |la |les |en )?(?:prendre|boire|avaler)\b(?!.*\bpour (?:le |la |les |l )?(?:jardin|potager"
+               r"|pelouse|allee|mauvaises herbes|cave|grenier|cuisine|sol|evier|toilettes|wc|piscine|linge"
+               r"|terrasse|souris|rats)\b)", "s"),
         # fifth round, second step: overdose said in three words, pain, "not miss it"
         (0.85, r"\bje ai tout avale(?= *(?:\||$))|\bje les ai (?:tous|toutes) (?:pris|prises"
                r"|avales|avalees)\b", "f"),
@@ -300,6 +322,11 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.70, r"\bscarif\w*\b|\bautomutil\w*\b", "t"),
     ],
     "violence_from_others": [
+        # eighth round: "il a dit que si je parle il me tue" (a parent's "va me tuer si je rentre
+        # tard" stays an idiom)
+        (0.85, r"^(?=.*\b(?:a dit|dit que|dit qu|menace\w*|jure|a jure)\b)(?!.*\b(?:retard|tard"
+               r"|bulletin|notes?|chambre|devoirs|mdr|lol|ptdr)\b).*?\b(?:il|elle) (?:va )?me (?:tue"
+               r"|tuer|bute|buter|massacre|massacrer)\b", "n"),
         (0.85, r"\b(?:il|elle|mon (?:mari|copain|pere|beau pere|frere|ex)|ma (?:femme|copine"
                r"|mere|belle mere)) (?:\w+ ){0,2}me (?:frappe|bat|battait|viole|etrangle|menace)\b",
          "n"),
