@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                          " to none where `risk` is far below (0.02; 0: never)")
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump[,veto]: use these instead of the budgets (the shipped"
-                         " ones: 3.6,-0.5,1.5,2.65,-1.5; see docs/safety.md)")
+                         " ones: 3.6,0.7,1.5,2.35,-1.5; see docs/safety.md)")
     ap.add_argument("--nn-weight", type=float, default=1.0,
                     help="weight of the nearest-neighbour score in `high`, relative to the linear"
                          " heads' spread (1.0; 0 turns it off)")

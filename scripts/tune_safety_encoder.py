@@ -150,13 +150,12 @@ def extend(path: Path) -> int:
     known = set(arrays["oof_sha1"].tolist())
     rows = [e for e in ex.load() if e.split in ex.FITTED
             and hashlib.sha1(e.text.encode()).hexdigest() not in known]
-    model = learned.encoder()
-    with learned._lock, learned._one_blas_thread():
-        z = [learned.tuned_logits(model.tokenizer.encode(for_encoder(e.text))[:learned.MAX_LEARNED_TOKENS])
+    base = learned.encoder()
+    model = base.tuned({k: v for k, v in arrays.items() if k.startswith("l") or k == "scale"})
+    w, b = arrays["head_w"].astype(np.float32), arrays["head_b"].astype(np.float32)
+    with learned._one_blas_thread():
+        z = [w @ model._one(base.tokenizer.encode(for_encoder(e.text))[:learned.MAX_LEARNED_TOKENS]) + b
              for e in rows]
-    if any(v is None for v in z):
-        print(f"tune_safety_encoder: {path} cannot be read", file=sys.stderr)
-        return 1
     meta = json.loads(str(arrays["meta"]))
     meta.setdefault("extended", []).append(
         {"messages": len(rows), "scored_by": "the final tuned encoder, which never saw them",

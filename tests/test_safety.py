@@ -1274,10 +1274,10 @@ def test_the_one_folder_app_finds_the_encoder_it_carries(monkeypatch, tmp_path):
 # Floors a little under the measurement of the fourth round's screen (871737b; docs/safety.md):
 # 95/136 (70%) emergency + urgent flagged urgent (en 42/62, de 23/34, fr 30/40), 20/63 emergencies
 # as emergencies, 7/112 idioms + everyday flagged (the target is 5%).
-HOLDOUT_FLOOR = 0.94  # seventh round (final), a little under its measurement
-EMERGENCY_FLOOR = 0.81  # seventh round (final), a little under its measurement
-LANG_FLOORS = (('en', 0.93), ('de', 0.91), ('fr', 0.94))  # seventh round (final), a little under its measurement
-BENIGN_CEILING = 0.06  # seventh round (final)
+HOLDOUT_FLOOR = 0.95  # eighth round (final), a little under its measurement
+EMERGENCY_FLOOR = 0.86  # eighth round (final), a little under its measurement
+LANG_FLOORS = (('en', 0.97), ('de', 0.93), ('fr', 0.94))  # eighth round (final), a little under its measurement
+BENIGN_CEILING = 0.04  # eighth round (final)
 
 
 @pytest.fixture(scope="module")
@@ -1301,7 +1301,7 @@ def test_shipped_screen_on_the_holdout_split(holdout_scores):
 
 @needs_model
 @pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the holdout split "
-                                       "(docs/safety.md)")
+                                       "(eighth-round screen: 96% of emergency + urgent flagged urgent)")
 def test_issue_21_recall_target_on_the_holdout_split(holdout_scores):
     hits, total = holdout_scores.rate(("emergency", "urgent"), "urgent")
     assert hits / total >= 0.97
@@ -1322,10 +1322,10 @@ def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
 # bank's authors had read the blind2 misses listed in docs/safety.md, so this is no longer a
 # clean measure (blind5 is). Floors a little under it guard against regressions; nothing may be
 # tuned on this file.
-BLIND2_FLOOR = 0.9  # seventh round (final), a little under its measurement
-BLIND2_LANG_FLOORS = (('en', 0.9), ('de', 0.87), ('fr', 0.87))  # seventh round (final), a little under its measurement
-BLIND2_EMERGENCY_FLOOR = 0.86  # seventh round (final), a little under its measurement
-BLIND2_BENIGN_CEILING = 0.08  # seventh round (final)
+BLIND2_FLOOR = 0.92  # eighth round (final), a little under its measurement
+BLIND2_LANG_FLOORS = (('en', 0.94), ('de', 0.94), ('fr', 0.87))  # eighth round (final), a little under its measurement
+BLIND2_EMERGENCY_FLOOR = 0.92  # eighth round (final), a little under its measurement
+BLIND2_BENIGN_CEILING = 0.07  # eighth round (final)
 
 
 @pytest.fixture(scope="module")
@@ -1367,8 +1367,8 @@ def test_shipped_screen_on_the_second_blind_set(blind2_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the second blind set (seventh-round "
-                                       "screen: 92% of emergency + urgent flagged urgent, 5.3% of idioms + everyday flagged)")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the second blind set "
+                                       "(eighth-round screen: 93% of emergency + urgent flagged urgent, 5.3% of idioms + everyday flagged)")
 def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
     assert_targets(blind2_scores)
 
@@ -1380,10 +1380,10 @@ def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
 # 41/55, de 21/56, fr 32/56), 21/66 emergencies as emergencies, 11/143 idioms + everyday flagged
 # (the screen before the round: 67/167, 10/143). The fourth round's screen (871737b): 112/167 (67%;
 # en 40/55, de 33/56, fr 39/56), 21/66, 10/143. Floors a little under that; never tune on it.
-BLIND3_FLOOR = 0.9  # seventh round (final), a little under its measurement
-BLIND3_LANG_FLOORS = (('en', 0.93), ('de', 0.82), ('fr', 0.91))  # seventh round (final), a little under its measurement
-BLIND3_EMERGENCY_FLOOR = 0.89  # seventh round (final), a little under its measurement
-BLIND3_BENIGN_CEILING = 0.06  # seventh round (final)
+BLIND3_FLOOR = 0.9  # eighth round (final), a little under its measurement
+BLIND3_LANG_FLOORS = (('en', 0.93), ('de', 0.84), ('fr', 0.93))  # eighth round (final), a little under its measurement
+BLIND3_EMERGENCY_FLOOR = 0.89  # eighth round (final), a little under its measurement
+BLIND3_BENIGN_CEILING = 0.05  # eighth round (final)
 
 
 @pytest.fixture(scope="module")
@@ -1405,8 +1405,8 @@ def test_shipped_screen_on_the_third_blind_set(blind3_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the third blind set (seventh-round "
-                                       "screen: 92% of emergency + urgent flagged urgent, 3% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the third blind set "
+                                       "(eighth-round screen: 92% of emergency + urgent flagged urgent, 3.5% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
     assert_targets(blind3_scores)
 
@@ -1419,68 +1419,68 @@ def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
 # emergencies as emergencies, 8/141 idioms + everyday. blind5 (413 messages) was scored once on that
 # final screen: 99/167 (59%; en 33/56, de 27/56, fr 39/55), 17/65, 10/141 (the third round's
 # screen: 99/167, 10/141). Floors a little under; never tune on either file.
-BLIND4_FLOOR = 0.92  # seventh round (final), a little under its measurement
-BLIND4_LANG_FLOORS = (('en', 0.89), ('de', 0.93), ('fr', 0.89))  # seventh round (final), a little under its measurement
-BLIND4_EMERGENCY_FLOOR = 0.92  # seventh round (final), a little under its measurement
-BLIND4_BENIGN_CEILING = 0.04  # seventh round (final)
-BLIND5_FLOOR = 0.88  # seventh round (final), a little under its measurement
-BLIND5_LANG_FLOORS = (('en', 0.89), ('de', 0.8), ('fr', 0.91))  # seventh round (final), a little under its measurement
-BLIND5_EMERGENCY_FLOOR = 0.89  # seventh round (final), a little under its measurement
-BLIND5_BENIGN_CEILING = 0.03  # seventh round (final)
+BLIND4_FLOOR = 0.94  # eighth round (final), a little under its measurement
+BLIND4_LANG_FLOORS = (('en', 0.95), ('de', 0.95), ('fr', 0.91))  # eighth round (final), a little under its measurement
+BLIND4_EMERGENCY_FLOOR = 0.95  # eighth round (final), a little under its measurement
+BLIND4_BENIGN_CEILING = 0.03  # eighth round (final)
+BLIND5_FLOOR = 0.87  # eighth round (final), a little under its measurement
+BLIND5_LANG_FLOORS = (('en', 0.9), ('de', 0.81), ('fr', 0.91))  # eighth round (final), a little under its measurement
+BLIND5_EMERGENCY_FLOOR = 0.89  # eighth round (final), a little under its measurement
+BLIND5_BENIGN_CEILING = 0.02  # eighth round (final)
 # blind6 (412 messages; docs/safety.md, "Fifth round"): written like blind5 with a brief asking for
 # benign messages in the same words as the risky ones, kept outside the project until bea388d was
 # frozen, scored once: 93/166 (56%; en 35/55, de 26/56, fr 32/55), 17/65, 18/139.
-BLIND6_FLOOR = 0.88  # seventh round (final), a little under its measurement
-BLIND6_LANG_FLOORS = (('en', 0.91), ('de', 0.84), ('fr', 0.86))  # seventh round (final), a little under its measurement
-BLIND6_EMERGENCY_FLOOR = 0.83  # seventh round (final), a little under its measurement
-BLIND6_BENIGN_CEILING = 0.08  # seventh round (final)
+BLIND6_FLOOR = 0.91  # eighth round (final), a little under its measurement
+BLIND6_LANG_FLOORS = (('en', 0.93), ('de', 0.88), ('fr', 0.93))  # eighth round (final), a little under its measurement
+BLIND6_EMERGENCY_FLOOR = 0.85  # eighth round (final), a little under its measurement
+BLIND6_BENIGN_CEILING = 0.06  # eighth round (final)
 # blind7 (416 messages): written like blind6, with messages to a companion of several weeks, very
 # short and voice-to-text messages; kept outside until 554cb2b was frozen, scored once: 95/167
 # (57%; en 34/55, de 31/56, fr 30/56), emergencies as emergencies 16/66, idioms + everyday 6/141.
-BLIND7_FLOOR = 0.84  # seventh round (final), a little under its measurement
-BLIND7_LANG_FLOORS = (('en', 0.86), ('de', 0.79), ('fr', 0.86))  # seventh round (final), a little under its measurement
-BLIND7_EMERGENCY_FLOOR = 0.75  # seventh round (final), a little under its measurement
-BLIND7_BENIGN_CEILING = 0.06  # seventh round (final)
+BLIND7_FLOOR = 0.87  # eighth round (final), a little under its measurement
+BLIND7_LANG_FLOORS = (('en', 0.84), ('de', 0.84), ('fr', 0.93))  # eighth round (final), a little under its measurement
+BLIND7_EMERGENCY_FLOOR = 0.79  # eighth round (final), a little under its measurement
+BLIND7_BENIGN_CEILING = 0.04  # eighth round (final)
 # blind8 (416 messages; medicines by many names, second-language writers, addiction, prison,
 # carers): kept outside until 2e8b49a was frozen, scored once: 115/168 (68%; en 41/56, de 34/56,
 # fr 40/56), emergencies as emergencies 20/66, idioms + everyday 14/141 (the fourth round's
 # screen: 97/168, 15/66, 14/141).
-BLIND8_FLOOR = 0.84  # seventh round (final), a little under its measurement
-BLIND8_LANG_FLOORS = (('en', 0.89), ('de', 0.75), ('fr', 0.86))  # seventh round (final), a little under its measurement
-BLIND8_EMERGENCY_FLOOR = 0.81  # seventh round (final), a little under its measurement
-BLIND8_BENIGN_CEILING = 0.06  # seventh round (final)
+BLIND8_FLOOR = 0.87  # eighth round (final), a little under its measurement
+BLIND8_LANG_FLOORS = (('en', 0.93), ('de', 0.75), ('fr', 0.91))  # eighth round (final), a little under its measurement
+BLIND8_EMERGENCY_FLOOR = 0.82  # eighth round (final), a little under its measurement
+BLIND8_BENIGN_CEILING = 0.06  # eighth round (final)
 # blind9 (416 messages; calm and hinted plans, men over 40, nurses, farmers, eating disorders,
 # abusive relationships): kept outside until a37533f was frozen, scored once: 116/166 (70%; en
 # 43/54, de 36/56, fr 37/56), 17/65, 9/142 (the fourth round's screen: 103/166, 15/65, 9/142).
-BLIND9_FLOOR = 0.86  # seventh round (final), a little under its measurement
-BLIND9_LANG_FLOORS = (('en', 0.95), ('de', 0.73), ('fr', 0.88))  # seventh round (final), a little under its measurement
-BLIND9_EMERGENCY_FLOOR = 0.78  # seventh round (final), a little under its measurement
-BLIND9_BENIGN_CEILING = 0.05  # seventh round (final)
+BLIND9_FLOOR = 0.89  # eighth round (final), a little under its measurement
+BLIND9_LANG_FLOORS = (('en', 0.97), ('de', 0.79), ('fr', 0.91))  # eighth round (final), a little under its measurement
+BLIND9_EMERGENCY_FLOOR = 0.82  # eighth round (final), a little under its measurement
+BLIND9_BENIGN_CEILING = 0.05  # eighth round (final)
 # blind10 (417 messages; settings of every kind: farms, sea, hospital staff, prison, military,
 # care homes, gaming): kept outside until the sixth round's screen (181a1f0) was frozen, scored
 # once: 118/167 (71%; en 41/56, de 34/56, fr 43/55), 45/65 emergencies as emergencies, 9/143
 # (the fifth round's screen: 119/167, 20/65, 10/143).
-BLIND10_FLOOR = 0.89  # seventh round (final), a little under its measurement
-BLIND10_LANG_FLOORS = (('en', 0.89), ('de', 0.79), ('fr', 0.95))  # seventh round (final), a little under its measurement
-BLIND10_EMERGENCY_FLOOR = 0.86  # seventh round (final), a little under its measurement
-BLIND10_BENIGN_CEILING = 0.07
+BLIND10_FLOOR = 0.91  # eighth round (final), a little under its measurement
+BLIND10_LANG_FLOORS = (('en', 0.91), ('de', 0.84), ('fr', 0.97))  # eighth round (final), a little under its measurement
+BLIND10_EMERGENCY_FLOOR = 0.86  # eighth round (final), a little under its measurement
+BLIND10_BENIGN_CEILING = 0.06  # eighth round (final)
 # blind11 (412 messages, the same brief as blind10): kept outside until the sixth round's final
 # screen (72a19d1, nearest neighbours) was frozen, scored once: 135/166 (81%; en 47/56, de 45/56,
 # fr 43/54), 51/66 emergencies as emergencies, 11/139 (the fifth round's screen: 130/166, 20/66,
 # 13/139; this round's first screen 22e2a03: 131/166, 50/66, 13/139).
-BLIND11_FLOOR = 0.87  # seventh round (final), a little under its measurement
-BLIND11_LANG_FLOORS = (('en', 0.91), ('de', 0.8), ('fr', 0.87))  # seventh round (final), a little under its measurement
-BLIND11_EMERGENCY_FLOOR = 0.84  # seventh round (final), a little under its measurement
-BLIND11_BENIGN_CEILING = 0.06  # seventh round (final)
+BLIND11_FLOOR = 0.92  # eighth round (final), a little under its measurement
+BLIND11_LANG_FLOORS = (('en', 0.97), ('de', 0.84), ('fr', 0.95))  # eighth round (final), a little under its measurement
+BLIND11_EMERGENCY_FLOOR = 0.85  # eighth round (final), a little under its measurement
+BLIND11_BENIGN_CEILING = 0.06  # eighth round (final)
 # blind12 (414 messages, the same brief): kept outside until the seventh round's screen
 # (11cf799: the tuned encoder, bank6, the veto) was frozen, scored once: 155/167 (93%; en 52/55,
 # de 49/56, fr 54/56), 59/65 emergencies as emergencies, 3/141 idioms + everyday flagged (the
 # sixth round's final screen 93b660c: 138/167, 47/65, 7/141). The final seventh-round screen
 # (MIN_TUNED_WORDS, hand thresholds set after the scoring): the same 155/167, 59/65, 3/141.
-BLIND12_FLOOR = 0.9  # seventh round (final), a little under its measurement
-BLIND12_LANG_FLOORS = (('en', 0.91), ('de', 0.84), ('fr', 0.93))  # seventh round (final), a little under its measurement
-BLIND12_EMERGENCY_FLOOR = 0.87  # seventh round (final), a little under its measurement
-BLIND12_BENIGN_CEILING = 0.05  # seventh round (final)
+BLIND12_FLOOR = 0.93  # eighth round (final), a little under its measurement
+BLIND12_LANG_FLOORS = (('en', 0.97), ('de', 0.88), ('fr', 0.95))  # eighth round (final), a little under its measurement
+BLIND12_EMERGENCY_FLOOR = 0.92  # eighth round (final), a little under its measurement
+BLIND12_BENIGN_CEILING = 0.04  # eighth round (final)
 
 
 @pytest.fixture(scope="module")
@@ -1553,8 +1553,8 @@ def test_shipped_screen_on_the_fifth_blind_set(blind5_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fifth blind set (seventh-round "
-                                       "screen: 90% of emergency + urgent flagged urgent, 1% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the fifth blind set "
+                                       "(eighth-round screen: 89% of emergency + urgent flagged urgent, 0.7% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_fifth_blind_set(blind5_scores):
     assert_targets(blind5_scores)
 
@@ -1571,8 +1571,8 @@ def test_shipped_screen_on_the_sixth_blind_set(blind6_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the sixth blind set (seventh-round "
-                                       "screen: 90% of emergency + urgent flagged urgent, 5.04% of idioms + everyday flagged)")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the sixth blind set "
+                                       "(eighth-round screen: 93% of emergency + urgent flagged urgent, 4.3% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_sixth_blind_set(blind6_scores):
     assert_targets(blind6_scores)
 
@@ -1583,8 +1583,8 @@ def test_shipped_screen_on_the_seventh_blind_set(blind7_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the seventh blind set (seventh-round "
-                                       "screen: 88% of emergency + urgent flagged urgent, 4% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the seventh blind set "
+                                       "(eighth-round screen: 89% of emergency + urgent flagged urgent, 2.8% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_seventh_blind_set(blind7_scores):
     assert_targets(blind7_scores)
 
@@ -1595,8 +1595,8 @@ def test_shipped_screen_on_the_eighth_blind_set(blind8_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the eighth blind set (seventh-round "
-                                       "screen: 87% of emergency + urgent flagged urgent, 3% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the eighth blind set "
+                                       "(eighth-round screen: 88% of emergency + urgent flagged urgent, 5.0% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_eighth_blind_set(blind8_scores):
     assert_targets(blind8_scores)
 
@@ -1607,15 +1607,15 @@ def test_shipped_screen_on_the_ninth_blind_set(blind9_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the ninth blind set (seventh-round "
-                                       "screen: 89% of emergency + urgent flagged urgent, 3% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the ninth blind set "
+                                       "(eighth-round screen: 90% of emergency + urgent flagged urgent, 3.5% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_ninth_blind_set(blind9_scores):
     assert_targets(blind9_scores)
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the fourth blind set (seventh-round "
-                                       "screen: 93% of emergency + urgent flagged urgent, 1% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the fourth blind set "
+                                       "(eighth-round screen: 95% of emergency + urgent flagged urgent, 1.4% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_fourth_blind_set(blind4_scores):
     assert_targets(blind4_scores)
 
@@ -1765,8 +1765,8 @@ def test_shipped_screen_on_the_tenth_blind_set(blind10_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the tenth blind set (seventh-round "
-                                       "screen: 91% of emergency + urgent flagged urgent, 4% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the tenth blind set "
+                                       "(eighth-round screen: 92% of emergency + urgent flagged urgent, 4.9% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_tenth_blind_set(blind10_scores):
     assert_targets(blind10_scores)
 
@@ -1814,8 +1814,8 @@ def test_shipped_screen_on_the_eleventh_blind_set(blind11_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's targets are not met on the eleventh blind set (seventh-round "
-                                       "screen: 90% of emergency + urgent flagged urgent, 4% of idioms + everyday flagged (met))")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the eleventh blind set "
+                                       "(eighth-round screen: 93% of emergency + urgent flagged urgent, 4.3% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_eleventh_blind_set(blind11_scores):
     assert_targets(blind11_scores)
 
@@ -1826,8 +1826,8 @@ def test_shipped_screen_on_the_twelfth_blind_set(blind12_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the twelfth blind set: 93% of "
-                                       "emergency + urgent flagged urgent (2% of idioms + everyday flagged: met)")
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the twelfth blind set "
+                                       "(eighth-round screen: 95% of emergency + urgent flagged urgent, 2.8% of idioms + everyday flagged (met))")
 def test_issue_21_targets_on_the_twelfth_blind_set(blind12_scores):
     assert_targets(blind12_scores)
 
@@ -1873,6 +1873,29 @@ def test_without_the_tuned_encoder_the_rules_screen_alone(monkeypatch, tmp_path)
         assert assess("I took a whole bottle of sleeping pills an hour ago").level == "emergency"
     finally:
         learned.tuned.cache_clear()
+
+
+@needs_model
+def test_extend_lets_the_fit_use_a_tuned_file_after_a_new_bank(tmp_path):
+    """scripts/tune_safety_encoder.py --extend: messages added after the tuning get scores from
+    the final tuned encoder (it never saw them), and the fit then accepts the file."""
+    import shutil
+    import numpy as np
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "scripts"))
+    import fit_safety_classifier as fit
+    import tune_safety_encoder as tune
+    path = tmp_path / "tuned.npz"
+    shutil.copy(learned.tuned_path(), path)
+    with np.load(path, allow_pickle=False) as d:
+        arrays = {k: d[k] for k in d.files}
+    arrays["oof_z"], arrays["oof_sha1"] = arrays["oof_z"][:-3], arrays["oof_sha1"][:-3]   # "a new bank"
+    np.savez(path, **arrays)
+    rows = [e for e in safety.exemplars.load() if e.split in safety.exemplars.FITTED]
+    with pytest.raises(SystemExit):
+        fit.tuned_out_of_fold(path, rows)
+    assert tune.main(["--extend", "--out", str(path)]) == 0
+    ft = fit.tuned_out_of_fold(path, rows)
+    assert ft.shape == (len(rows), 3) and np.isfinite(ft).all()
 
 
 def test_the_fit_refuses_tuned_scores_for_other_exemplars(tmp_path):
