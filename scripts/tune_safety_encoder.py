@@ -145,9 +145,14 @@ def extend(path: Path) -> int:
     if learned.model_dir() is None or not path.is_file():
         print(f"tune_safety_encoder: needs {path} and the embedding model", file=sys.stderr)
         return 1
-    with np.load(path, allow_pickle=False) as d:
-        arrays = {k: d[k] for k in d.files}
-    known = set(arrays["oof_sha1"].tolist())
+    try:
+        with np.load(path, allow_pickle=False) as d:
+            arrays = {k: d[k] for k in d.files}
+        known = set(arrays["oof_sha1"].tolist())
+        json.loads(str(arrays["meta"]))
+    except (OSError, ValueError, KeyError) as e:
+        print(f"tune_safety_encoder: {path} is not a tuned-encoder file ({e}); tune again", file=sys.stderr)
+        return 1
     rows = [e for e in ex.load() if e.split in ex.FITTED
             and hashlib.sha1(e.text.encode()).hexdigest() not in known]
     base = learned.encoder()
