@@ -1,7 +1,7 @@
 """Fine-tune the screen's MiniLM encoder (LoRA) with its own three heads and write
 assets/safety/encoder_tuned.npz; then refit the classifier, which adds the tuned scores.
 
-    .venv/bin/python scripts/tune_safety_encoder.py          # ~45 min on 2 cores (train extra)
+    .venv/bin/python scripts/tune_safety_encoder.py          # 45-70 min on 2 cores (train extra)
     .venv/bin/python scripts/fit_safety_classifier.py        # reads the out-of-fold scores
     .venv/bin/python scripts/tune_safety_encoder.py --extend # after adding a bank, without tuning
 
@@ -142,35 +142,31 @@ def adapters(model) -> dict[str, np.ndarray]:
 def extend(path: Path) -> int:
     """Add out-of-sample scores for the fitted messages ``path`` does not know (see --extend)."""
     import json
-    if learned.model_dir() is None or not path.is_file():
-        print(f"tune_safety_encoder: needs {path} and the embedding model", file=sys.stderr)
-        return 1
+    loaded = learned.load_tuned(path)
     try:
         with np.load(path, allow_pickle=False) as d:
             arrays = {k: d[k] for k in d.files}
-        known = set(arrays["oof_sha1"].tolist())
-        json.loads(str(arrays["meta"]))
+        known, meta = set(arrays["oof_sha1"].tolist()), json.loads(str(arrays["meta"]))
     except (OSError, ValueError, KeyError) as e:
-        print(f"tune_safety_encoder: {path} is not a tuned-encoder file ({e}); tune again", file=sys.stderr)
+        loaded, problem = None, str(e)
+    else:
+        problem = "no encoder in it"
+    if loaded is None:
+        print(f"tune_safety_encoder: {path} cannot be extended ({problem}); tune again", file=sys.stderr)
         return 1
-    rows = [e for e in ex.load() if e.split in ex.FITTED
-            and hashlib.sha1(e.text.encode()).hexdigest() not in known]
-    base = learned.encoder()
-    model = base.tuned({k: v for k, v in arrays.items() if k.startswith("l") or k == "scale"})
-    w, b = arrays["head_w"].astype(np.float32), arrays["head_b"].astype(np.float32)
+    model, w, b = loaded
+    sha = {e.text: hashlib.sha1(e.text.encode()).hexdigest() for e in ex.load() if e.split in ex.FITTED}
+    new = [t for t, h in sha.items() if h not in known]
     with learned._one_blas_thread():
-        z = [w @ model._one(base.tokenizer.encode(for_encoder(e.text))[:learned.MAX_LEARNED_TOKENS]) + b
-             for e in rows]
-    meta = json.loads(str(arrays["meta"]))
+        z = [w @ model._one(model.tokenizer.encode(for_encoder(t))[:learned.MAX_LEARNED_TOKENS]) + b for t in new]
     meta.setdefault("extended", []).append(
-        {"messages": len(rows), "scored_by": "the final tuned encoder, which never saw them",
+        {"messages": len(new), "scored_by": "the final tuned encoder, which never saw them",
          "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest()})
     arrays.update(meta=np.array(json.dumps(meta)),
                   oof_z=np.concatenate([arrays["oof_z"], np.array(z, dtype=np.float32).reshape(-1, 3)]),
-                  oof_sha1=np.concatenate([arrays["oof_sha1"],
-                                           np.array([hashlib.sha1(e.text.encode()).hexdigest() for e in rows])]))
+                  oof_sha1=np.concatenate([arrays["oof_sha1"], np.array([sha[t] for t in new], dtype=str)]))
     np.savez_compressed(path, **arrays)
-    print(f"added {len(rows)} messages' scores to {path}")
+    print(f"added {len(new)} messages' scores to {path}")
     return 0
 
 

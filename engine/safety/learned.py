@@ -317,7 +317,12 @@ def embed(texts: list[str]) -> np.ndarray | None:
 def tuned() -> tuple[MiniLM, np.ndarray, np.ndarray] | None:
     """The fine-tuned encoder (scripts/tune_safety_encoder.py) and its head's weights and bias,
     or None when the file or the base model is missing or broken."""
-    base, path = encoder(), tuned_path()
+    return load_tuned(tuned_path())
+
+
+def load_tuned(path: Path) -> tuple[MiniLM, np.ndarray, np.ndarray] | None:
+    """``tuned()`` for the file at ``path``."""
+    base = encoder()
     if base is None or not path.is_file():
         return None
     try:
