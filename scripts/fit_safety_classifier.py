@@ -34,6 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.safety import exemplars as ex, features, heads as heads_mod, learned  # noqa: E402
+from engine.safety.gloss import language  # noqa: E402
 from engine.safety.screen import assess_rules, denied, everyday_purpose  # noqa: E402
 
 RANK = ex.RANK
@@ -156,14 +157,16 @@ def _free(purpose: np.ndarray | None, n: int) -> np.ndarray:
 
 
 def apply(rules: np.ndarray, z: np.ndarray, t: np.ndarray, purpose: np.ndarray | None = None,
-          denial: np.ndarray | None = None, suicide: np.ndarray | None = None) -> np.ndarray:
+          denial: np.ndarray | None = None, suicide: np.ndarray | None = None,
+          jump: np.ndarray | None = None) -> np.ndarray:
     """The rules' levels raised by the heads (as learned.learned_level and learned.combine);
     ``purpose``: the message states a harmless purpose (screen.everyday_purpose); ``denial``: a
     short denial (screen.denied); ``suicide``: the rules' category is suicide (the veto touches
-    only those)."""
+    only those); ``jump``: each message's ``jump`` threshold (per language), else ``t[3]``."""
     flagged = rules >= 1
     free = _free(purpose, len(rules))
-    high = ((z[:, 1] >= t[1]) & (flagged | ((z[:, 1] >= t[3]) & free))) | (rules == 2)
+    jump = t[3] if jump is None else jump
+    high = ((z[:, 1] >= t[1]) & (flagged | ((z[:, 1] >= jump) & free))) | (rules == 2)
     learned_lv = np.where(high, np.where(z[:, 2] >= t[2], 3, 2),
                           np.where((z[:, 0] >= t[0]) & (flagged | free), 1, 0))
     if denial is not None:           # a short denial the rules rate concern or less: concern at most
@@ -237,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump[,veto]: use these instead of the budgets (the shipped"
                          " ones: 3.6,0.7,1.5,2.35,-1.5; see docs/safety.md)")
+    ap.add_argument("--lang-jump", default="",
+                    help="per-language `jump` thresholds, e.g. en=1.5,de=1.5 (the language as the"
+                         " screen detects it; the others keep the fourth threshold)")
     ap.add_argument("--nn-weight", type=float, default=1.0,
                     help="weight of the nearest-neighbour score in `high`, relative to the linear"
                          " heads' spread (1.0; 0 turns it off)")
@@ -249,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-gloss", action="store_true",
                     help="embed German and French as written, not as their English gloss (the old layer)")
     a = ap.parse_args(argv)
+    try:
+        given = dict((k.strip(), float(v)) for k, v in (p.split("=") for p in a.lang_jump.split(",") if p.strip()))
+        assert set(given) <= set(heads_mod.JUMP_LANGS)
+    except (ValueError, AssertionError):
+        print(f"fit_safety_classifier: --lang-jump wants lang=value pairs for {', '.join(heads_mod.JUMP_LANGS)},"
+              f" e.g. en=1.5,de=1.5 (got {a.lang_jump!r}).", file=sys.stderr)
+        return 2
     model = learned.encoder()
     if model is None:
         print("fit_safety_classifier: the embedding model is not installed; "
@@ -285,11 +298,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"thresholds from the budgets: {t.tolist()}")
     if a.thresholds:
         t = np.array([float(x) for x in a.thresholds.split(",")])
+    lang_jump = None if not given else np.array([given.get(lg, t[3]) for lg in heads_mod.JUMP_LANGS])
+    detected = np.array([language(e.text) for e in rows])
+    jump = None if lang_jump is None else lang_jump[[heads_mod.JUMP_LANGS.index(lg) for lg in detected]]
     print(f"{len(rows)} messages ({', '.join(ex.FITTED)}), {time.time() - t0:.0f} s")
     print(f"thresholds: risk {t[0]}, high {t[1]}, emer {t[2]}, jump {t[3]}"
-          + (f", veto {t[4]}" if len(t) > 4 else ""))
+          + (f", veto {t[4]}" if len(t) > 4 else "")
+          + ("" if lang_jump is None else f"; jump by language {dict(zip(heads_mod.JUMP_LANGS, lang_jump.tolist()))}"))
     print(summary("out-of-fold, rules alone      ", levels, cats, langs, rules))
-    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose, denial, suicide)))
+    print(summary("out-of-fold, rules + learned  ", levels, cats, langs, apply(rules, z, t, purpose, denial, suicide, jump)))
 
     models = fit_heads(data, np.arange(len(rows)), levels)
     used = np.unique(np.concatenate([features.ngrams(e.text) for e in rows]
@@ -304,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             "nearest": {"k": a.nn_k, "weight": a.nn_weight, "scale": nn_scale},
             "tuned": None if ft_scale is None else {"weight": a.ft_weight, "scale": ft_scale.tolist(),
                                                     "sha1": hashlib.sha1(Path(a.tuned).read_bytes()).hexdigest()},
-            "thresholds_given": a.thresholds,
+            "thresholds_given": a.thresholds, "lang_jump_given": a.lang_jump,
             "budgets": {"risk": a.risk_budget, "high": a.high_budget,
                         "concern": a.concern_budget, "emer": a.emer_budget},
             "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest()}
@@ -319,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         **({} if nn_scale == 0 else {
             "nn_pos": whole[levels >= 2].astype(np.float16), "nn_neg": whole[levels == 0].astype(np.float16),
             "nn_k": np.array(a.nn_k), "nn_scale": np.array(nn_scale)}),
-        **({} if ft_scale is None else {"ft_scale": ft_scale.astype(np.float32)}))
+        **({} if ft_scale is None else {"ft_scale": ft_scale.astype(np.float32)}),
+        **({} if lang_jump is None else {"lang_jump": lang_jump.astype(np.float32)}))
     print(f"wrote {a.out} ({Path(a.out).stat().st_size // 1024} KB)")
     return 0
 

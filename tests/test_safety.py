@@ -1300,9 +1300,9 @@ def test_shipped_screen_on_the_holdout_split(holdout_scores):
 
 
 @needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the holdout split "
-                                       "(eighth-round screen: 96% of emergency + urgent flagged urgent)")
 def test_issue_21_recall_target_on_the_holdout_split(holdout_scores):
+    # met since the ninth round (the jump per language): 132/136; the split is not clean any more
+    # (earlier rounds read its misses), so the blind sets are the real measure
     hits, total = holdout_scores.rate(("emergency", "urgent"), "urgent")
     assert hits / total >= 0.97
 
@@ -1807,6 +1807,39 @@ def test_heads_with_broken_neighbours_are_not_loaded(tmp_path):
     assert heads_mod.load(path) is None
 
 
+def test_heads_with_a_broken_language_jump_are_not_loaded(tmp_path):
+    import numpy as np
+    d = dict(np.load(learned.classifier_path(), allow_pickle=False))
+    d["lang_jump"] = np.array([1.5, 1.5], dtype=np.float32)  # two languages for three
+    path = tmp_path / "classifier.npz"
+    np.savez_compressed(path, **d)
+    from engine.safety import heads as heads_mod
+    assert heads_mod.load(path) is None
+
+
+@needs_model
+def test_the_jump_to_urgent_is_set_per_detected_language():
+    """Ninth round: a message the rules missed becomes urgent on `high` alone past a threshold
+    chosen per language (German and French are read through the gloss, their scores spread
+    differently); the shipped heads use a lower one for English and German than for French."""
+    heads = learned.classifier()
+    assert heads.jump("en") < heads.jump("fr") and heads.jump("de") < heads.jump("fr")
+    between = (heads.jump("de") + heads.jump("fr")) / 2
+    z = {"risk": 0.0, "high": between, "emer": -5.0}
+    assert learned.learned_level(z, heads, "none", lang="de") == "urgent"
+    assert learned.learned_level(z, heads, "none", lang="fr") == "none"
+    assert learned.learned_level(z, heads, "none", purpose=True, lang="de") == "none"   # "to fix the shelf"
+
+
+def test_fit_script_rejects_a_bad_language_jump_in_one_line(capsys):
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "scripts"))
+    import fit_safety_classifier as fit
+    for bad in ("de=low", "it=1.5", "de"):
+        assert fit.main(["--lang-jump", bad, "--out", "/nonexistent/x.npz"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "--lang-jump" in err and "\n" not in err and "Traceback" not in err
+
+
 @needs_model
 @pytest.mark.parametrize("text", ["I'm not going to kill myself, don't worry", "ich will nicht sterben",
                                   "je veux pas mourir", "I'm not suicidal, just tired"])
@@ -1862,7 +1895,7 @@ def test_issue_21_targets_on_the_thirteenth_blind_set(blind13_scores):
 
 @needs_model
 def test_the_numpy_tuned_encoder_gives_torchs_scores():
-    """The app merges the LoRA factors into its numpy MiniLM; its logits on the probe texts
+    """The app applies the LoRA factors in its numpy MiniLM; its logits on the probe texts
     equal the ones torch wrote at tuning time (float16 factors: within 0.05)."""
     import numpy as np
     with np.load(learned.tuned_path(), allow_pickle=False) as d:
@@ -1878,6 +1911,26 @@ def test_the_numpy_tuned_encoder_gives_torchs_scores():
     with learned._lock:
         tuned = learned.tuned()[0]._one(model.tokenizer.encode(for_encoder("ich will nicht mehr leben")))
     assert float(frozen @ tuned) < 0.99
+
+
+@needs_model
+def test_one_stack_scores_like_one_text_at_a_time():
+    """The screen runs a message, its clauses and the tuned read of it as one stack (ninth
+    round, for speed); each embedding equals the one of that text alone, base or tuned, so
+    stacking cannot change a verdict."""
+    import numpy as np
+    from engine.safety.gloss import for_encoder
+    model, (tmodel, _, _) = learned.encoder(), learned.tuned()
+    for text in ["I can't sleep, I keep counting the pills, and tonight I'll take them all",
+                 "Ich habe die Tabletten gezählt, aber heute geht es mir besser",
+                 "short one"]:
+        parts = learned.heads_mod.texts_to_score(text)
+        ids = [model.tokenizer.encode(for_encoder(t)) for t in parts]
+        with learned._lock:
+            stacked = tmodel._many(ids + ids[:1], lora_from=len(ids))
+            alone = [model._one(i) for i in ids] + [tmodel._one(ids[0])]
+        assert np.allclose(stacked, np.stack(alone), atol=1e-5), text
+        assert float(stacked[0] @ stacked[-1]) < 0.999            # the last row is the tuned read
 
 
 @needs_model

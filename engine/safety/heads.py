@@ -27,6 +27,7 @@ import numpy as np
 from . import features
 
 HEADS = ("risk", "high", "emer")
+JUMP_LANGS = ("en", "de", "fr")     # the order of ``lang_jump``
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,16 @@ class Heads:
     # the fine-tuned encoder's logits (seventh round, learned.tuned_logits) join each head times
     # ``ft_scale`` (3,) (None: not used)
     ft_scale: np.ndarray | None = None
+    # ninth round: the ``jump`` threshold per detected language (gloss.language), in the order of
+    # JUMP_LANGS (None: ``thresholds[3]`` for all); German and French are read through a gloss,
+    # so their scores are spread differently
+    lang_jump: np.ndarray | None = None
+
+    def jump(self, lang: str) -> float:
+        """The ``jump`` threshold for a message in ``lang``."""
+        if self.lang_jump is not None and lang in JUMP_LANGS:
+            return float(self.lang_jump[JUMP_LANGS.index(lang)])
+        return float(self.thresholds[3])
 
     def char_logits(self, text: str) -> np.ndarray:
         idx = features.ngrams(text)
@@ -100,12 +111,16 @@ def load(path: Path) -> Heads | None:
                                         nn_k=int(d["nn_k"]), nn_scale=float(d["nn_scale"]))
             if "ft_scale" in d.files:
                 h = dataclasses.replace(h, ft_scale=np.asarray(d["ft_scale"], dtype=np.float32))
+            if "lang_jump" in d.files:
+                h = dataclasses.replace(h, lang_jump=np.asarray(d["lang_jump"], dtype=np.float32))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if h.emb_w.shape[0] != len(HEADS) or h.char_w.shape != (len(h.char_idx), len(HEADS)) \
             or h.thresholds.shape not in ((4,), (5,)):
         return None
     if h.ft_scale is not None and h.ft_scale.shape != (len(HEADS),):
+        return None
+    if h.lang_jump is not None and h.lang_jump.shape != (len(JUMP_LANGS),):
         return None
     if h.nn_pos is not None and (h.nn_pos.shape[1:] != h.emb_w.shape[1:] or h.nn_neg.shape[1:] != h.emb_w.shape[1:]
                                  or not len(h.nn_pos) or not len(h.nn_neg)):

