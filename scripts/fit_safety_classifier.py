@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                          " to none where `risk` is far below (0.02; 0: never)")
     ap.add_argument("--thresholds", default="",
                     help="risk,high,emer,jump[,veto]: use these instead of the budgets (the shipped"
-                         " ones: 3.6,0.7,1.5,2.35,-1.5; see docs/safety.md)")
+                         " ones: 3.6,0.7,1.5,2.35,-1.5 with --lang-jump en=1.5,de=1.5; see docs/safety.md)")
     ap.add_argument("--lang-jump", default="",
                     help="per-language `jump` thresholds, e.g. en=1.5,de=1.5 (the language as the"
                          " screen detects it; the others keep the fourth threshold)")

@@ -92,6 +92,8 @@ PURPOSE = re.compile(
     r"|\b(?:gluhbirne|lampe|vorhang|gardine|regal|bild|wascheleine|schaukel|hangematte|lichterkette|rauchmelder"
     r")\w* (?:\w+ ){0,4}(?:wechseln|aufhangen|aufzuhangen|anbringen|anzubringen|festmachen|festzumachen"
     r"|machen|spannen|zu spannen|befestigen|zu befestigen|montieren)\b"
+    r"|\b(?:seil|seile|schnur|leine|spanngurt)\w* (?:\w+ )?(?:fur|zum|zur) (?:das |die |den |mein |meine |unser )?(?:zelt|camping"
+    r"|zelten|boot|hangematte|plane|umzug|klettern|dachtrager)\b"
     r"|\b(?:auto|motor|wagen|karre)\b.{0,30}\bspringt (?:\w+ )?nicht (?:mehr )?an\b")
 
 FIRST = frozenset({"ich", "mich", "mir", "mein", "meine", "meinen", "meinem", "meiner", "wir",

@@ -140,6 +140,8 @@ PURPOSE = re.compile(
     r"|\bto (?:change|replace|fix|hang(?: up)?|put up|tie up|tighten|take down) (?:the|a|my|our) (?:\w+ )?"
     r"(?:bulbs?|lights?|lamps?|curtains?|shelf|shelves|pictures?|washing|washing line|clothes ?line|swing|hammock"
     r"|tarp|tent|decorations?|fairy lights|smoke alarm)\b"
+    r"|\b(?:rope|cord|line|strap)s? (?:\w+ )?for (?:the |a |my |our )?(?:tent|camping|camp|tarp|boat|hammock|move|moving"
+    r"|climbing|roof rack)\b"
     r"|\b(?:end|close|start|begin) (?:this|that|a|the|my|a new) (?:new )?chapter\b"
     r"|\bd[iy]e(?:d|ing)? (?:my|her|his|their|your|our) (?:\w+ )?hair\b"
     r"|\b(?:car|engine|motor|van|truck)\b.{0,30}\b(?:wont|won t|will not|doesnt|does not|didnt) (?:start|turn over)\b"

@@ -83,6 +83,8 @@ PURPOSE = re.compile(
     r"|\bpour (?:accrocher|changer|tendre|fixer|installer|poser|attacher|suspendre) (?:la |le |les |l |une |un |mes |ma |mon )?"
     r"(?:\w+ )?(?:ampoules?|lampes?|rideaux?|corde a linge|linge|etageres?|tableaux?|guirlandes?|balancoire|hamac|bache"
     r"|lustre)\b"
+    r"|\b(?:corde|cordes|cordelette|sangle)s? (?:\w+ )?pour (?:la |le |les |ma |mon |une |un )?(?:tente|camping|bivouac|rando\w*"
+    r"|bateau|voilier|hamac|bache|demenagement|escalade|galerie)\b"
     r"|\b(?:tout (?:tuer|dechirer|casser)|tuer sur scene)\b"
     r"|\b(?:voiture|moteur|bagnole|char)\b.{0,30}\b(?:demarre (?:pas|plus)|veut (?:pas|plus) demarrer)\b")
 
@@ -141,6 +143,10 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
+        # ninth round: "passer à l'acte" (to act on it), unless it is acting on something else
+        (0.85, r"\b(?:envie de|vais|veux|voudrais|prete? a|decidee? a|decidee? de|peur de|ose|oser|me retiens de"
+               r"|failli|sur le point de) (?:\w+ ){0,2}passer a le acte\b(?! (?:et|pour|avec|sur|de|du|des|en)\b)"
+               r"|\bje (?:passe|passerai|vais passer) a le acte\b(?! (?:et|pour|avec|sur|de|du|des|en)\b)", "s"),
         # eighth round: a weapon loaded and at hand, a blade on the skin, legs over a drop, now
         (0.95, r"^(?=.*(?<!pas )\b(?:charge|chargee|arme|armee|securite enlevee|sans la securite)\b)(?=.*\b(?:devant"
                r" moi|a cote de moi|dans la main|dans ma main|dans la bouche|dans ma bouche|sur la tempe"
@@ -217,7 +223,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         # "me tuer" after a third person's verb is someone else's act ("ce dossier va me tuer": an
         # idiom; "il va me tuer": a threat, violence_from_others below)
         (0.95, r"(?<!\bva )(?<!\bvont )(?<!\ballait )(?<!\ballaient )(?<!\bveut )(?<!\bvoulait )"
-               r"(?<!\bveulent )\bme " + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
+               r"(?<!\bveulent )\bme (?!(?:\w+ ){0,2}(?:fait|faite|faire|fais) (?:tuer|buter|flinguer)\b)"  # got killed
+               + _GAP + r"(?:suicider|tuer|pendre|foutre en l air|jeter (?:sous|de le"
                r"|du|dans|par)|noyer|empoisonner|flinguer|buter|tirer une balle)\b", "f"),
         (0.95, r"\bje me (?:tue|suicide|pends|jette|flingue|bute|suiciderai|tuerai)\b(?! (?:a le"
                r" eau|dans la piscine|dans la mer|a la tache|au travail|a le ouvrage|sur|dans la"
