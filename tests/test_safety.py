@@ -1091,15 +1091,6 @@ def test_acting_on_it_and_being_killed_in_a_game_by_the_french_rules(text, level
     assert assess(text, learned=False).level == level, assess(text, learned=False)
 
 
-@needs_model
-@pytest.mark.parametrize("text", ["faut que j'achète une corde pour la tente avant le camping samedi",
-                                  "need to buy a new rope for the tent before saturday's camping trip",
-                                  "ich brauch noch ein neues Seil für das Zelt, wir fahren Samstag campen"])
-def test_a_rope_for_the_tent_is_a_stated_purpose(text):
-    assert everyday_purpose(text)
-    assert assess(text).level == "none", assess(text)
-
-
 def test_an_english_sentence_is_not_read_with_french_rules():
     # "suicide" is also a French word; the French table must not flag an English class topic
     assert not assess("In class we discussed suicide prevention statistics").risk
@@ -1846,6 +1837,15 @@ def test_heads_with_broken_neighbours_are_not_loaded(tmp_path):
     np.savez_compressed(path, **d)
     from engine.safety import heads as heads_mod
     assert heads_mod.load(path) is None
+
+
+@needs_model
+@pytest.mark.parametrize("text", ["faut que j'achète une corde pour la tente avant le camping samedi",
+                                  "need to buy a new rope for the tent before saturday's camping trip",
+                                  "ich brauch noch ein neues Seil für das Zelt, wir fahren Samstag campen"])
+def test_a_rope_for_the_tent_is_a_stated_purpose(text):
+    assert everyday_purpose(text)
+    assert assess(text).level == "none", assess(text)
 
 
 def test_heads_with_a_broken_language_jump_are_not_loaded(tmp_path):
