@@ -446,8 +446,9 @@ def scores(text: str) -> dict[str, float] | None:
             ft = w @ vecs[-1] + b
         else:
             vecs = model._many(ids)                  # the message and its clauses in one stack
+        near = heads.knn(vecs[0])                    # the whole message's nearest fitted messages
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
-    z[1] += heads.nn_scale * heads.knn(vecs[0])     # the whole message's nearest fitted messages
+    z[1] += heads.nn_scale * near
     if ft is not None:                               # the fine-tuned encoder on the whole message
         z += heads.ft_scale * ft
     return {h: float(z[i]) for i, h in enumerate(heads_mod.HEADS)}
