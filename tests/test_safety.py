@@ -1517,6 +1517,14 @@ BLIND14_FLOOR = 0.98  # ninth round (final), a little under its measurement
 BLIND14_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.97))  # ninth round (final), a little under its measurement
 BLIND14_EMERGENCY_FLOOR = 0.97  # ninth round (final), a little under its measurement
 BLIND14_BENIGN_CEILING = 0.02  # ninth round (final)
+# blind15 (398 messages, the same brief as blind10-14): kept outside until the ninth round's final
+# screen (b64af17) was committed, scored once: 159/164 (96.95%; en 53/55, de 54/54, fr 52/55),
+# 59/63 emergencies as emergencies, 3/132 idioms + everyday flagged: the false-alarm target met,
+# recall one message short of 97% (the eighth round's final screen d40b8ef: 156/164, 59/63, 2/132).
+BLIND15_FLOOR = 0.95  # ninth round (final), its clean measurement, a little under
+BLIND15_LANG_FLOORS = (('en', 0.95), ('de', 0.99), ('fr', 0.93))  # ninth round (final), its clean measurement, a little under
+BLIND15_EMERGENCY_FLOOR = 0.92  # ninth round (final), its clean measurement, a little under
+BLIND15_BENIGN_CEILING = 0.04  # ninth round (final)
 
 
 @pytest.fixture(scope="module")
@@ -1574,9 +1582,14 @@ def blind14_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind_path("blind14"))), assess)
 
 
+@pytest.fixture(scope="module")
+def blind15_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind15"))), assess)
+
+
 @pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                   "blind12", "blind13", "blind14"])
-def test_blind4_to_blind14_are_apart_from_everything_the_screen_learned_from(which):
+                                   "blind12", "blind13", "blind14", "blind15"])
+def test_blind4_to_blind15_are_apart_from_everything_the_screen_learned_from(which):
     path = exemplars.blind_path(which)
     blind = exemplars.load(path)
     assert len(blind) >= 385 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
@@ -1941,6 +1954,18 @@ def test_shipped_screen_on_the_fourteenth_blind_set(blind14_scores):
 def test_issue_21_targets_on_the_fourteenth_blind_set(blind14_scores):
     # both targets met: 156/158 and 2/131 on its one clean scoring (62ae52c), 157/158 and 1/131 now
     assert_targets(blind14_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_fifteenth_blind_set(blind15_scores):
+    assert_floors(blind15_scores, BLIND15_FLOOR, BLIND15_LANG_FLOORS, BLIND15_EMERGENCY_FLOOR, BLIND15_BENIGN_CEILING)
+
+
+@needs_model
+@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the fifteenth blind set "
+                                       "(ninth-round final screen: 159/164 = 96.95% of emergency + urgent flagged urgent, 2.3% of idioms + everyday flagged (met))")
+def test_issue_21_targets_on_the_fifteenth_blind_set(blind15_scores):
+    assert_targets(blind15_scores)
 
 
 # --- seventh round: the fine-tuned encoder (scripts/tune_safety_encoder.py) ---------------------
