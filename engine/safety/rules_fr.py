@@ -123,7 +123,11 @@ IDIOMS = [
     r"\b(?:chaleur|devoirs?|boulot|travail|exams?|examens?|cours|bruit|attente|suspense|trajet"
     r"|reunions?|lundi|maths|dissert\w*|partiels?|canicule|froid|embouteillages?|bouchons?"
     r"|revisions?|taf|stress) (?:\w+ ){0,3}(?:va|vont|me) (?:me )?(?:tuer|tue|achever)\b",
-    r"\bme pendre a (?:ton|son|votre|leur) cou\b",
+    r"\bme (?:pendre|pends|pend|pendrai|pendrais) a (?:ton|son|votre|leur) cou\b",
+    # ninth round: "une overdose de séries" (too much of something harmless)
+    r"\b(?:overdose|od|surdose) de (?:series?|chocolat|sucre|travail|boulot|taf|netflix|cafe|films?|jeux?"
+    r"|reunions?|bonbons?|gateaux?|pizzas?|soleil|sport|musique|mails|infos|cours|revisions?|devoirs|tiktok"
+    r"|reseaux|insta\w*|youtube|animes?|mangas?|romans?|livres?|bouffe|nourriture|amour|calins|noel|fete)\b",
     r"\b(?:mort|morte|morts|mortes|meurs|meurt|mourir|mourais|crever|creve|crevee) (?:de|d)"
     r" (?:rire|fatigue|faim|soif|froid|chaud|honte|ennui|peur|envie|curiosite|trouille)\b",
     r"\b(?:ennuie|ennuyer|ennuyais) a mourir\b",
