@@ -1985,10 +1985,10 @@ def test_the_numpy_tuned_encoder_gives_torchs_scores():
     with np.load(learned.tuned_path(), allow_pickle=False) as d:
         probes, want = [str(t) for t in d["probe_texts"]], d["probe_z"]
     from engine.safety.gloss import for_encoder
-    model = learned.encoder()
+    model, (tmodel, w, b) = learned.encoder(), learned.tuned()
     for text, ref in zip(probes, want):
         with learned._lock:
-            got = learned.tuned_logits(model.tokenizer.encode(for_encoder(text)))
+            got = w @ tmodel._one(model.tokenizer.encode(for_encoder(text))) + b
         assert np.abs(got - ref).max() < 0.05, (text, got, ref)
     # and it is a different encoder from the frozen one memory recall uses
     frozen = learned.embed(["ich will nicht mehr leben"])[0]

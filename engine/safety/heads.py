@@ -48,7 +48,7 @@ class Heads:
     nn_neg: np.ndarray | None = None
     nn_k: int = 3
     nn_scale: float = 0.0
-    # the fine-tuned encoder's logits (seventh round, learned.tuned_logits) join each head times
+    # the fine-tuned encoder's logits (seventh round, learned.scores) join each head times
     # ``ft_scale`` (3,) (None: not used)
     ft_scale: np.ndarray | None = None
     # ninth round: the ``jump`` threshold per detected language (gloss.language), in the order of

@@ -296,13 +296,17 @@ class MiniLM:
         x = _layer_norm(x, *self.ln0)
         ctx = np.empty_like(x)
         scale = np.float32(1 / math.sqrt(32.0))
+
+        def dense(v, w, bias, a, b):          # v @ w + bias; rows from t0 on also get v @ a @ b
+            out = v @ w
+            if a is not None:
+                out[t0:] += (v[t0:] @ a) @ b
+            out += bias
+            return out
         for li, (qkv_w, qkv_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, f_w, f_b, ln2_w, ln2_b) \
                 in enumerate(self.layers):
-            d = lora[li] if t0 < at else None
-            qkv = x @ qkv_w
-            if d is not None:
-                qkv[t0:] += (x[t0:] @ d[0]) @ d[1]
-            qkv += qkv_b                                              # (tokens, 3*384)
+            d = lora[li] if t0 < at else (None,) * 8
+            qkv = dense(x, qkv_w, qkv_b, d[0], d[1])                  # (tokens, 3*384)
             for a, b in spans:
                 n = b - a
                 q, k, v = (qkv[a:b, j * 384:(j + 1) * 384].reshape(n, 12, 32).transpose(1, 0, 2)
@@ -313,21 +317,10 @@ class MiniLM:
                 np.exp(att, out=att)
                 att /= att.sum(-1, keepdims=True)
                 ctx[a:b] = (att @ v).transpose(1, 0, 2).reshape(n, 384)
-            h = ctx @ o_w
-            if d is not None:
-                h[t0:] += (ctx[t0:] @ d[2]) @ d[3]
-            h += o_b
+            h = dense(ctx, o_w, o_b, d[2], d[3])
             h += x
             x = _layer_norm(h, ln1_w, ln1_b)
-            h = x @ i_w
-            if d is not None:
-                h[t0:] += (x[t0:] @ d[4]) @ d[5]
-            h += i_b
-            g = _gelu(h)
-            h = g @ f_w
-            if d is not None:
-                h[t0:] += (g[t0:] @ d[6]) @ d[7]
-            h += f_b
+            h = dense(_gelu(dense(x, i_w, i_b, d[4], d[5])), f_w, f_b, d[6], d[7])
             h += x
             x = _layer_norm(h, ln2_w, ln2_b)
         return [x[a:b] for a, b in spans]
@@ -405,15 +398,6 @@ def load_tuned(path: Path) -> tuple[MiniLM, np.ndarray, np.ndarray] | None:
 def reads_tuned(text: str) -> bool:
     """Whether the tuned encoder reads ``text`` (the app and the fit script share this rule)."""
     return len(text.split()) >= MIN_TUNED_WORDS
-
-
-def tuned_logits(ids: list[int]) -> np.ndarray | None:
-    """The tuned head's three logits for one tokenised text (call with ``_lock`` held)."""
-    t = tuned()
-    if t is None:
-        return None
-    model, w, b = t
-    return w @ model._one(ids) + b
 
 
 @lru_cache(maxsize=1)
