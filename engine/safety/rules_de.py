@@ -50,6 +50,14 @@ TOKEN_MAP: dict[str, str] = {
     "steh": "stehe", "sitz": "sitze", "hock": "hocke", "lieg": "liege", "werf": "werfe",
     "spring": "springe", "beend": "beende", "uberdoses": "uberdosis",
     "mocht": "mochte", "nimmer": "nicht mehr",   # eighth round: "ich möcht nimmer leben"
+    # tenth round: dialect (Bavarian, Austrian, Berlin, Swiss) in the words of risk
+    "i": "ich", "mog": "mag", "nimma": "nicht mehr", "nimmi": "nicht mehr", "nume": "nicht mehr",
+    "lebn": "leben", "wui": "will", "hob": "habe", "hot": "hat", "gsogt": "gesagt",
+    "gsagt": "gesagt", "daschlogt": "erschlagt", "daschlagt": "erschlagt", "derschlagt": "erschlagt",
+    "derschlogt": "erschlagt", "mi": "mich", "ick": "ich", "keen": "kein", "keene": "keine",
+    "uff": "auf", "dit": "das", "et": "es", "wat": "was", "nimmt": "nimmt", "nehm": "nehme",
+    "sturmgwehr": "sturmgewehr", "uffs": "aufs", "aushoit": "aushalt", "hoit": "halt",
+    "angschaut": "angeschaut", "wia": "wie", "scho": "schon", "gwehr": "gewehr", "tablette": "tabletten",
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).
 FUZZY_WORDS = ("umbringen", "suizidal", "selbstmord", "tabletten", "schlaftabletten",
@@ -172,6 +180,103 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.85, r"\b(?:rattengift|gift|frostschutzmittel|bleiche|abflussreiniger|pflanzenschutzmittel)\b"
                r".*\b(?:(?:werde|will|wurde) (?:ich )?(?:es |das |ihn |sie )?(?:\w+ ){0,3}(?:nehmen|trinken"
                r"|schlucken)|(?:nehme|trinke|schlucke) ich (?:es|das|ihn|sie))\b", "s"),
+        # tenth round: families the older blind sets showed the rules missing in all three languages
+        # goodbye messages other than letters; scheduled to send; a last time kept secret
+        (0.85, r"^(?!.*\b(?:kolleg\w*|team|firma|job|arbeit\w*|ruhestand|rente|umzug|ausland|verein"
+               r"|abteilung|buro|kunde\w*|praktikum|schule|klasse|abschiedsfeier|karte|trainer\w*|lehrer\w*"
+               r"|mannschaft|abi|abschluss\w*|jahrgang|kita|verabschiedung|auslandsjahr|auslandssemester)\b).*?"
+               r"\babschieds(?:mail|email|mails|nachricht|nachrichten|video|videos|sprachnachricht\w*"
+               r"|text|zeilen|worte)\b", "s"),
+        (0.80, r"^(?=.*\b(?:eltern|mama|papa|mutter|vater|kinder|kindern|frau|mann|familie|schwester"
+               r"|bruder|tochter|sohn)\b)(?!.*\b(?:geburtstag\w*|gluckwunsch\w*|hochzeit\w*|urlaub|muttertag"
+               r"|vatertag|jahrestag|uberraschung|einladung\w*"
+               r"|arbeit|kolleg\w*|weihnacht\w*|rechnung\w*|termin\w*)\b).*?\b(?:verzogert\w* senden"
+               r"|zeitgesteuert\w*|zeitsteuerung|geplant\w* versand)\b(?!.*\b(?:immer|jeden|jede woche"
+               r"|wochentlich|newsletter)\b)", "s"),
+        (0.85, r"\b(?:wissen|weiss|ahnt|ahnen|merkt|merken) (?:\w+ ){0,3}nicht (?:\| )?dass (?:es|das)"
+               r" (?:\w+ ){0,2}(?:das letzte(?: mal)?|der letzte abschied|ein abschied|mein abschied)\b"
+               r"|\bfur mich (?:war|wars|ist) (?:es |das )?(?:der letzte abschied|das letzte(?: mal)?)\b"
+               r"(?!.*\b(?:umzug|ausland|ziehe|verein|job|rente|saison|trainer)\b)", "n"),
+        # lethality: enough if all at once, to look natural, in the water, from which height
+        (0.85, r"^(?=.*\b(?:medikamente|tabletten|pillen|pflaster|ampulle\w*|packung\w*|\d+)\b)(?!.*\b(?:statt"
+               r"|anstatt|erlaubt|beipackzettel|laut arzt|arzt (?:sagt|meint|meinte))\b).*?"
+               r"\b(?:reicht|reichen|reichts) (?:das|die|es|des|sie|\d+)? ?(?:(?:\w+|\|) ){0,4}(?:wenn|um)"
+               r" (?:ich|man) (?:\w+ ){0,3}(?:alle|mehrere|auf einmal|zusammen|gleichzeitig)"
+               r" (?:\w+ )?(?:nehme|nimmt|nehmen|schlucke|schluckt|klebe|klebt)\b", "n"),
+        (0.85, r"\b(?:denkt|denken|glaubt|glauben|halt|halten) (?:\w+ ){0,4}(?:an einen|es war ein"
+               r"|es ist ein|das war ein) (?:unfall|herzinfarkt|versehen)\b(?=.*\b(?:ich|mich|mir)\b)", "t"),
+        (0.90, r"\bwelche[rnm]? (?:balken|ast|haken|rohr|trager) (?:\w+ ){0,2}(?:mich|mein gewicht)"
+               r" (?:\w+ )?(?:aushalt|halt|tragt)\b", "n"),
+        (0.90, r"\bwie (?:ich|man) (?:es|das) (?:\w+ ){0,3}(?:mache|machen|mach|schaffe) (?:\w+ ){0,2}ohne"
+               r" (?:schmerzen|dass es weh tut|zu leiden)\b", "n"),
+        # scouting a height or a train: not for the view; a roof door never locked; freight trains
+        (0.85, r"^(?=.*\b(?:" + _HIGH[3:-1] + r"|felsen|kreidefelsen|steilkuste|staumauer|schanze)\b)"
+               r".*?\bnicht (?:wegen|fur) (?:der |die |den )?(?:aussicht|fotos?|sonnenuntergang|blick)\b", "n"),
+        (0.80, r"\b(?:tur|zugang|luke|dachluke) (?:zum|aufs) dach (?:\w+ ){0,6}(?:nie|nicht|nimmer)"
+               r" (?:\w+ )?(?:abgeschlossen|abgesperrt|verschlossen|zu)\b(?=.*\b(?:oben|stock\w*|etage\w*"
+               r"|runter|geschaut|angeschaut|hoch)\b)(?!.*\b(?:grill\w*|party|feier\w*|sonnen\w*|bier|hausmeister"
+               r"|einbrech\w*|einbruch|sicherheit\w*|vermieter\w*)\b)", "s"),
+        (0.80, r"^(?=.*\b(?:" + _HIGH[3:-1] + r"|zug|zuge|bahn|see|meer|ostsee|nordsee|fluss|balken|turm"
+               r"|felsen|wasser|strick|seil)\b).*?\b(?:hab|habe) (?:\w+ ){0,2}(?:die stelle|den balken|die brucke|die klippe|den ort"
+               r"|den turm|das dach|die strecke) (?:\w+ ){0,3}(?:angeschaut|angeguckt|ausgesucht"
+               r"|rausgesucht|ausgeguckt)\b(?!.*\b(?:foto\w*|picknick|zelt\w*|angel\w*|hochzeit\w*"
+               r"|party|urlaub|grill\w*|geburtstag)\b)", "s"),
+        (0.85, r"^(?=.*\b(?:zeiten|fahrplan|auswendig|angeschaut|rausgesucht|uhrzeit|strecke)\b)"
+               r"(?!.*\b(?:verspatung|verspatet|pendeln|pendle|anschluss|umsteigen|zu spat|foto\w*"
+               r"|modell\w*|hobby|laut|larm|schlaf\w*|nerv\w*|wackel\w*|fenster)\b).*?\b(?:guterzug|guterzuge"
+               r"|guterzugen|guterzuges)\b", "s"),
+        # cars: the wheel pulled into a tree or the oncoming traffic
+        (0.85, r"^(?!.*\b(?:reh|wild|hirsch|katze|hund|fussganger\w*|radfahrer\w*|kind|ausweichen"
+               r"|ausgewichen|glatteis|unfall|musste|fast|beinahe|aquaplaning)\b).*?(?:\b(?:lenkrad|steuer)"
+               r" (?:\w+ ){0,3}(?:rumreissen|rumreiss|rumreisse|verreissen|verreisse|rumzureissen|rumziehen)\b"
+               r"|\b(?:denk\w*|will|mochte|konnte|wurde|zieh\w*|lenk\w*) (?:(?:\w+|\|) ){0,4}(?:ruber|einfach|direkt)"
+               r" in den gegenverkehr\b)", "s"),
+        # the water: walked in, not coming back; overboard
+        (0.95, r"^(?!.*\b(?:baden|schwimm\w*|badehose|bikini|neopren\w*|urlaub|kinder|hund)\b)"
+               r"(?=.*\b(?:angezogen|klamotten|kleidung|kalt|eiskalt)\b).*?\bwasser (?:\w+ ){0,2}(?:bis"
+               r" )?(?:zur brust|zum hals|zur hufte|zu den schultern|zum kinn|zur taille|an die brust)\b", "e"),
+        (0.85, r"\b(?:lauf|laufe|geh|gehe|schwimm|schwimme) (?:ich )?(?:\w+ ){0,3}(?:in die|ins|in den)"
+               r" (?:ostsee|nordsee|meer|see|fluss|wasser|rhein|elbe|donau)\b(?=.*\b(?:nicht (?:mehr )?"
+               r"(?:wieder|zuruck)|stelle|angeguckt|angeschaut|fur immer|nie wieder)\b)", "s"),
+        (0.85, r"\b(?:komm|komme|kommen) (?:ich )?nicht (?:mehr )?(?:wieder|zuruck)\b(?! (?:vor|bis|ins"
+               r"|zur|nach|zum|heim|rechtzeitig)\b)(?=.*\b(?:sucht|vermisst|merkt|keiner|niemand)\b)", "s"),
+        (0.85, r"\b(?:geh|gehe|spring|springe) (?:ich )?(?:\w+ ){0,2}uber bord\b", "s"),
+        (0.90, r"\b(?:schnellste|einfachste|sicherste|schmerzloseste|beste)[nr]? (?:weg|art|methode|moglichkeit)"
+               r" (?:\w+ )?(?:zu sterben|um zu sterben|sich umzubringen|mich umzubringen)\b", "n"),
+        (0.85, r"\b(?:gewehr|sturmgewehr|waffe|pistole|dienstwaffe|patronen|munition|knarre)\b.*\b(?:wie"
+               r" (?:einfach )?(?:das|es|des) ware|dran wie (?:einfach )?(?:das|es|des) (?:ware|war)|weiss (?:\w+ )?"
+               r"(?:\| )?wie ich (?:es|das) mache)\b", "n"),
+        (0.85, r"\b(?:stell|stelle) (?:ich )?mich (?:\w+ )?(?:aufs|auf das|auf die|auf den) (?:gleis|gleise"
+               r"|schienen|bahngleis)\b", "s"),
+        # charcoal in a closed room, asked or done
+        (0.85, r"\b(?:holzkohle\w*|kohlegrill|grill|einweggrill) (?:\w+ ){0,4}(?:im|in der|in die|ins)"
+               r" (?:badezimmer|bad|zimmer|auto|schlafzimmer|wohnung|zelt)\b(?=.*\b(?:abdicht\w*|abkleb\w*"
+               r"|zukleb\w*|reicht|tur zu|zugemacht|ritzen)\b)", "n"),
+        # giving away with "I won't need it any more"; nothing left for anyone to clear up
+        (0.80, r"^(?!.*\b(?:umzug|ausland|ziehe|umziehen|neue\w*|ausmist\w*|minimalis\w*|upgrade"
+               r"|rausgewachsen|zu klein|zu gross|alte\w*|kaputt\w*)\b).*?\b(?:verschenk\w*|weggegeben|abgegeben"
+               r"|ubertragen|vermacht)\b.*\bbrauch\w* (?:ich |den |das |die |es )?(?:(?:\w+|\|) ){0,4}"
+               r"(?:ab \w+|dann|bald|nach \w+) nicht mehr\b", "s"),
+        (0.80, r"^(?!.*\b(?:umzug|ausland|ziehe|umziehen|neue\w*|ausmist\w*|minimalis\w*|upgrade"
+               r"|rausgewachsen|zu klein|zu gross|alte\w*|kaputt\w*)\b)(?=.*\b(?:ganze[snr]?|alle|alles"
+               r"|sammlung|ausrustung|account)\b).*?\b(?:verschenk\w*|weggegeben|abgegeben|ubertragen"
+               r"|vermacht)\b.*\bbrauch\w* (?:ich |den |das |die |es )?(?:(?:\w+|\|) ){0,4}(?:eh|sowieso)"
+               r" nicht mehr\b", "s"),
+        (0.80, r"\b(?:damit|dass|was) (?:\w+ ){0,3}(?:keiner|niemand|wer) (?:\w+ ){0,2}(?:aufraumen"
+               r"|wegraumen|sich kummern) muss\b(?!.*\b(?:urlaub|umzug|party|reise|ferien)\b)", "s"),
+        # medicine and drink, the medicine cabinet emptied
+        (0.95, r"\b(?:medikamentenschrank|hausapotheke|arzneischrank|medizinschrank) (?:\w+ ){0,2}(?:leer"
+               r" gemacht|leergemacht|geleert|leer|ausgeraumt|geschluckt)\b|\b" + _PILLS
+               + r" (?:\w+ ){0,3}(?:runtergespult|heruntergespult|runtergekippt)\b", "e"),
+        (0.90, r"\b(?:genug|genugend) (?:\w+ )?" + _PILLS + r" (?:\w+ ){0,2}(?:zusammen|gesammelt|beisammen)\b", "s"),
+        (0.85, r"\b(?:lebensversicherung|risikolebensversicherung|versicherung) (?:\w+ ){0,5}(?:bei"
+               r" )?(?:suizid|selbstmord)\b(?!.*\b(?:kunde\w*|klausur|prufung|seminar|makler\w*)\b)", "n"),
+        (0.90, r"\bgoldenen schuss\b", "s"),
+        # a noose made and hung up
+        (0.95, r"^(?=.*\b(?:bettlaken|laken|seil|strick|schlinge|gurtel|kabel)\b)(?!.*\b(?:schaukel"
+               r"|hangematte|wasche|vorhang|lampe|kletter\w*|boxsack|heu|ballen|flaschenzug)\b).*?\bhangt"
+               r" (?:\w+ ){0,2}(?:am|an dem|uber dem|uber den|an der|am dach) (?:balken|fenstergitter|gitter"
+               r"|dachbalken|heizungsrohr|rohr|haken|treppengelander|trager)\b", "e"),
         # fifth round, second step: overdose said in three words, lethality of a height, pain
         (0.85, r"\b(?:alle|alles|die ganze packung) (?:geschluckt|genommen|eingeworfen)(?= *(?:\||$))"
                r"|\bgenommen(?: \|)? alle(?= *(?:\||$))", "f"),
@@ -227,6 +332,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"\bmotor (?:\w+ ){0,1}(?:lauft|laufen|angelassen)\b", "e"),
         (0.95, r"^(?=.*\b(?:holzkohle\w*|kohlegrill|grill|kohle)\b)(?=.*\b(?:angemacht|angezundet"
                r"|brennt|gluht)\b).*?\b(?:abgeklebt|abgedichtet|zugeklebt|verklebt)\b", "e"),
+        (0.95, r"^(?=.*\b(?:holzkohle\w*|kohlegrill|grill|kohle)\b)(?=.*\b(?:angemacht|angezundet"
+               r"|brennt|gluht)\b)(?=.*\b(?:laube|gartenlaube|bad|badezimmer|zimmer|auto|zelt|garage"
+               r"|wohnung|schwummrig|schwindlig|kopfschmerz\w*)\b).*?\b(?:tur|turen|fenster) (?:\w+ ){0,2}"
+               r"(?:zugemacht|geschlossen|zu gemacht)\b", "e"),
         (0.95, r"^(?=.*\b(?:seil|strick|schlinge)\b)(?!.*\b(?:gluhbirne|lampe|vorhang|regal|kletter\w*"
                r"|turnhalle|schaukel|plane|zelt|boot|wasche)\b).*?\b(?:stehe|steh|bin) (?:\w+ ){0,2}auf (?:dem |der |einem |einer )?"
                r"(?:stuhl|hocker|leiter|trittleiter|kiste|eimer)\b", "e"),
@@ -256,8 +365,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.90, r"\b(?:will|mochte|mocht|wurde gern|wurde lieber|wunsche mir) " + _GAP
                + r"sterben\b", "s"),
         (0.45, r"\b(?:will|wollen|mochte) sterben\b", ""),
-        (0.90, r"\b(?:will|mochte|kann|werde) (?:\w+ )?nicht mehr (?:leben|weiterleben|da sein"
-               r"|hier sein|existieren|aufwachen)\b|\bkeine lust mehr (?:zu|auf) leben\b", "n"),
+        (0.90, r"\b(?:will|mochte|kann|werde|mag) (?:\w+ )?nicht mehr (?:leben|weiterleben|da sein"
+               r"|hier sein|existieren|aufwachen)\b|\bkeine lust mehr (?:zu|auf) (?:das )?leben\b", "n"),
+        (0.90, r"\bkein(?:en)? bock mehr (?:zu|auf) (?:das |mein )?leben\b", "s"),
         (0.85, r"\blieber tot\b|\bware (?:ich )?(?:lieber )?tot\b|\bwunschte (?:\w+ )?ich ware"
                r" tot\b", "n"),
         (0.70, r"\bware (?:\w+ )?nie geboren\b|\bnie geboren (?:worden )?(?:ware|waren)\b", "n"),
@@ -284,7 +394,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" )?behalten\b(?=.*\bbrauche (?:\w+ ){0,2}nicht mehr\b)", "s"),
         (0.85, r"\bschluss mit (?:allem|dem leben|meinem leben)\b", "s"),
         (0.50, r"\bich will nicht mehr(?=\s*$| \|)", "n"),
-        (0.90, r"\b(?:will|mochte|wurde gern|wurde lieber|wunschte ich ware) (?:\w+ )?tot sein\b", "n"),
+        (0.90, r"\b(?:will|mochte|wurde gern|wurde lieber|wunschte ich ware) (?:\w+ )?tot sein\b"
+               r"|\bwunsche? mir (?:\w+ ){0,2}tot zu sein\b", "n"),
         (0.45, r"\bhalte (?:es|das) (?:alles )?nicht mehr aus\b", "n"),
         (0.85, r"\b(?:denke|dachte|denk) (?:\w+ ){0,2}(?:an|uber) (?:selbstmord|suizid)\b", "s"),
         (0.75, r"\bnie (?:wieder|mehr) aufwachen\b", "n"),
@@ -304,7 +415,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
          "n"),
         (0.60, r"\bwenn ich nicht mehr (?:da|hier|am leben) (?:ware|bin|waere)\b|\bnicht mehr da"
                r" (?:zu )?sein\b", "n"),
-        (0.45, r"\b(?:ich )?kann (?:\w+ )?nicht mehr\b(?! (?:warten|schlafen|essen|sitzen"
+        (0.45, r"^(?!.*\b(?:hochzeit|party|feier|wanderung|marathon|training|umzug)\b).*?"
+               r"\b(?:ich )?kann (?:\w+ )?nicht mehr\b(?! (?:warten|schlafen|essen|sitzen"
                r"|stehen|laufen|lachen|aufhoren))", "n"),
         (0.35, r"\bhoffnungslos\b|\bausweglos\b|\bkeinen ausweg\b", ""),
         (0.45, r"\b(?:fuhle mich|bin) (?:\w+ )?(?:hoffnungslos|verzweifelt|wertlos|nutzlos"
@@ -366,6 +478,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.60, r"\bselbstverletz\w*\b|\bsvv\b", "t"),
     ],
     "violence_from_others": [
+        (0.85, r"\b(?:zundet|zunden|zunde) (?:er|sie|die|der)? ?(?:\w+ ){0,3}(?:haus|wohnung|auto|laden) an"
+               r" (?:wenn|falls)\b", "n"),
         # eighth round: a reported threat to kill ("wenn ich was sag bringt er mich um"; "der Stau
         # bringt mich um" stays an idiom: a threat needs "(hat gesagt,) wenn", "gedroht" or "ernst";
         # "gesagt" itself is a filler)
@@ -373,7 +487,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|meinte|geschworen|schwort)\b)(?!.*\b(?:zu spat|zimmer"
                r"|zeugnis|noten|hausaufgaben|aufraum\w*|handy|lol|haha\w*)\b).*?(?:\b(?:bringt|bringe"
                r"|bring|bringen) (?:er|sie|der|die|ihr) mich (?:\w+ ){0,2}um\b|\b(?:schlagt|schlag)"
-               r" (?:er|sie) mich tot\b|\b(?:er|sie) (?:wird|wurde|will) mich (?:\w+ ){0,2}(?:umbringen"
+               r" (?:er|sie) mich tot\b|\berschlagt (?:er|sie) mich\b|\b(?:er|sie) erschlagt mich\b"
+               r"|\b(?:zundet|zunden|zunde) (?:er|sie|die)? ?(?:\w+ ){0,3}(?:haus|wohnung|auto|laden) an\b|\b(?:er|sie) (?:wird|wurde|will) mich (?:\w+ ){0,2}(?:umbringen"
                r"|toten|totschlagen|abstechen|erschiessen)\b|\bdann bin ich tot\b)", "n"),
         (0.85, r"\b(?:er|sie|mein (?:mann|freund|vater|stiefvater|bruder|ex)|meine (?:frau"
                r"|freundin|mutter|stiefmutter)) (?:\w+ ){0,2}(?:schlagt|schlug|verprugelt"
@@ -407,6 +522,13 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
 }
 
 # Function words that tell the language of a message (see screen._languages).
+# Dialect function words (tenth round): the rules read "i mog nimma lebn" as German too
+# (screen._languages); the learned layer's language (gloss.language) counts STOPWORDS only.
+DIALECT = frozenset({
+    "mog", "nimma", "nimmer", "ned", "hob", "hot", "ick", "nich", "dit", "wos", "des", "mei",
+    "koa", "ois", "scho", "net", "uff", "keen", "wui", "isch", "nume",
+})
+
 STOPWORDS = frozenset({
     "ich", "nicht", "und", "der", "die", "das", "ist", "mich", "mir", "mein", "meine", "meinen",
     "ein", "eine", "einen", "zu", "auf", "mit", "es", "bin", "habe", "hab", "wie", "was", "wenn",

@@ -521,7 +521,7 @@ def _languages(text: str) -> list:
     German "Suizid" rules do not fire on an English sentence and vice versa."""
     words = re.findall(r"[a-z]+", _fold(text).replace("'", " "))
     tables = _tables()
-    counts = [sum(1 for w in words if w in t.STOPWORDS) for t in tables]
+    counts = [sum(1 for w in words if w in t.STOPWORDS or w in getattr(t, "DIALECT", ())) for t in tables]
     top = max(counts)
     if top == 0:
         return list(tables)
