@@ -275,3 +275,26 @@ def test_unbatchable_requests_are_refused_or_routed():
     assert batchable(plain) and not batchable(schema)
     backend = FakeBackend(lambda req: "ok")
     assert generate_many(backend, [plain, schema]) == ["ok", "ok"]
+
+
+def test_a_model_job_keeps_the_crisis_screen_to_one_core(runtime, gen):
+    """While the model decodes (one request or a batch), the crisis screen's encoder keeps to one
+    BLAS thread for a long message; before and after it may take both cores (engine.cpu)."""
+    from engine import cpu
+    from engine.safety import learned
+    two = 2 if (__import__("os").cpu_count() or 1) >= 2 else 1
+    assert not cpu.busy() and learned.blas_threads(500) == two
+    during = []
+    g = runtime.generate(greedy(PROMPTS[0], "batch-busy", max_tokens=6))
+    for _piece in g:
+        during.append((cpu.busy(), learned.blas_threads(500)))
+    runtime.drop_slot("batch-busy")
+    assert during and all(d == (True, 1) for d in during)
+    assert not cpu.busy() and learned.blas_threads(500) == two
+    g = runtime.generate(greedy(PROMPTS[0], "batch-busy", max_tokens=20))
+    next(iter(g))
+    g.close()                                  # a reply stopped early releases the mark too
+    runtime.drop_slot("batch-busy")
+    assert not cpu.busy()
+    gen.generate([greedy(PROMPTS[1], "b", max_tokens=4)])
+    assert not cpu.busy()

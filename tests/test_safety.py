@@ -6,6 +6,7 @@ import re
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from engine import safety
@@ -1180,6 +1181,26 @@ def test_tenth_round_families_by_the_rules_alone(text, level):
 def test_tenth_round_look_alikes_pass(text):
     assert assess(text, learned=False).level == "none", assess(text, learned=False)
     assert assess(text).level == "none", assess(text)
+
+
+def test_gelu_by_blocks_gives_the_same_numbers_as_on_the_whole_array():
+    from engine.safety import learned
+    x = np.random.default_rng(0).normal(0, 3, (70, 1536)).astype(np.float32)
+    whole = learned._gelu_block(x.copy().reshape(-1)).reshape(x.shape)
+    assert x.size > learned.GELU_BLOCK and np.array_equal(learned._gelu(x.copy()), whole)
+    assert abs(float(learned._gelu(np.array([1.0], dtype=np.float32))[0]) - 0.8413447) < 1e-6
+
+
+def test_a_short_message_and_a_busy_model_keep_the_encoder_on_one_core(monkeypatch):
+    from engine import cpu
+    from engine.safety import learned
+    monkeypatch.setattr(learned.os, "cpu_count", lambda: 2)
+    assert learned.blas_threads(learned.TWO_THREADS_FROM_ROWS - 1) == 1
+    assert learned.blas_threads(learned.TWO_THREADS_FROM_ROWS) == 2
+    with cpu.generating():
+        assert learned.blas_threads(500) == 1
+    monkeypatch.setattr(learned.os, "cpu_count", lambda: 1)
+    assert learned.blas_threads(500) == 1
 
 
 def test_an_english_sentence_is_not_read_with_french_rules():

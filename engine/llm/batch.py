@@ -75,6 +75,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from engine import cpu
 from engine.errors import ModelError
 from engine.llm.backend import GenRequest
 from engine.llm.runtime import LlamaRuntime
@@ -349,7 +350,7 @@ class BatchGenerator:
             if not toks:
                 raise ModelError("The prompt is empty; there is nothing to generate from.")
             seqs.append(_Seq(i, req, toks))
-        with self._lock:
+        with self._lock, cpu.generating():
             if self._ctx is None:
                 raise ModelError("This batch generator is closed.")
             try:

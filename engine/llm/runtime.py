@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator
 
 from engine.llm.chat_format import ChatFormat
 from engine.llm.choices import ChoiceDecoding
+from engine import cpu
 from engine.errors import Cancelled, ModelError
 from engine.llm.backend import GenRequest, Generation, GenStats
 
@@ -391,7 +392,7 @@ class LlamaRuntime(ChoiceDecoding):
     def prefill(self, req: GenRequest, cancel: threading.Event | None = None) -> int:
         """Evaluate a prompt into ``req.slot``'s KV cache without generating (warm-up).
         Returns the number of tokens evaluated; stops early when ``cancel`` is set."""
-        with self.lock:
+        with self.lock, cpu.generating():
             self._switch_to(req.slot)
             self._use_adapter(req)
             render = self.format.render_open if req.open_last else self.format.render
@@ -405,7 +406,7 @@ class LlamaRuntime(ChoiceDecoding):
 
     def _run(self, req: GenRequest, cancel: threading.Event | None, stats: GenStats) -> Iterator[str]:
         t0 = time.perf_counter()
-        with self.lock:
+        with self.lock, cpu.generating():
             self._switch_to(req.slot)
             self._use_adapter(req)
             prompt = self.format.render(req.messages)

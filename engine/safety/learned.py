@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import re
 import struct
 import sys
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import cpu
 from ..paths import assets_dir
 from . import heads as heads_mod
 from .result import CONCERN_AT, LEVELS, URGENT_AT, SafetyResult
@@ -183,9 +185,21 @@ _ERF_P = np.float32(0.3275911)
 _ERF_A = tuple(np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
 
 
+GELU_BLOCK = 16384   # elements per block: the temporaries of one block stay in the core's cache
+
+
 def _gelu(h: np.ndarray) -> np.ndarray:
-    """Exact (erf) GELU of a float32 array, in place. numpy has no erf: Abramowitz & Stegun
-    7.1.26 (absolute error below 1.5e-7), written as 0.5 * (h + |h| * erf(|h| / sqrt 2))."""
+    """Exact (erf) GELU of a contiguous float32 array, in place, a cache-sized block at a time
+    (three times faster than whole arrays here, the same numbers)."""
+    flat = h.reshape(-1)
+    for i in range(0, flat.size, GELU_BLOCK):
+        _gelu_block(flat[i:i + GELU_BLOCK])
+    return h
+
+
+def _gelu_block(h: np.ndarray) -> np.ndarray:
+    """GELU in place. numpy has no erf: Abramowitz & Stegun 7.1.26 (absolute error below
+    1.5e-7), written as 0.5 * (h + |h| * erf(|h| / sqrt 2))."""
     a = np.abs(h)
     u = a * np.float32(1 / math.sqrt(2.0))
     e = np.square(u)
@@ -331,15 +345,31 @@ class MiniLM:
         return self._many([self.tokenizer.encode(t) for t in texts])
 
 
+# A stack of at least this many token rows (a long message, its clauses and the tuned read) runs
+# BLAS on two threads when the machine has two cores and no model of this process is generating.
+TWO_THREADS_FROM_ROWS = 32
+
+
+def blas_threads(rows: int) -> int:
+    """How many BLAS threads the encoder uses for a stack of ``rows`` token rows."""
+    if rows >= TWO_THREADS_FROM_ROWS and (os.cpu_count() or 1) >= 2 and not cpu.busy():
+        return 2
+    return 1
+
+
 class _one_blas_thread:
-    """BLAS on one thread for these tiny matrices: several OpenBLAS threads on a busy CPU (the
-    app runs llama.cpp beside it) made one message take 10x longer. Restored afterwards."""
+    """BLAS on one thread for these tiny matrices (or on ``threads``): several OpenBLAS threads
+    on a busy CPU (the app runs llama.cpp beside it) made one message take 10x longer. Restored
+    afterwards."""
+
+    def __init__(self, threads: int = 1):
+        self.threads = threads
 
     def __enter__(self):
         self._ctx = None
         ctl = _blas_controller()
         if ctl is not None:
-            self._ctx = ctl.limit(limits=1, user_api="blas")
+            self._ctx = ctl.limit(limits=self.threads, user_api="blas")
         return self
 
     def __exit__(self, *exc):
@@ -413,24 +443,28 @@ def scores(text: str) -> dict[str, float] | None:
     if heads is None:
         return None
     parts = heads_mod.texts_to_score(text)
-    with _lock, _one_blas_thread():                  # one encoder, shared by worker threads
+    with _lock:                                      # one encoder, shared by worker threads
         model = encoder()
         if model is None:
             return None
         ids = [model.tokenizer.encode(encoder_text(t, heads)) for t in parts]
         if len(ids[0]) > MAX_LEARNED_TOKENS:
             return None
-        ft = None
+        t = None
         if heads.ft_scale is not None and reads_tuned(text):
             t = tuned()
             if t is None:                            # its thresholds assume the tuned scores
                 return None
-            tmodel, w, b = t                         # one stack: the parts, then the whole again
-            vecs = tmodel._many(ids + ids[:1], lora_from=len(ids))   # with the adapters
-            ft = w @ vecs[-1] + b
-        else:
-            vecs = model._many(ids)                  # the message and its clauses in one stack
-        near = heads.knn(vecs[0])                    # the whole message's nearest fitted messages
+        rows = sum(map(len, ids)) + (len(ids[0]) if t is not None else 0)
+        ft = None
+        with _one_blas_thread(blas_threads(rows)):
+            if t is not None:
+                tmodel, w, b = t                     # one stack: the parts, then the whole again
+                vecs = tmodel._many(ids + ids[:1], lora_from=len(ids))   # with the adapters
+                ft = w @ vecs[-1] + b
+            else:
+                vecs = model._many(ids)              # the message and its clauses in one stack
+            near = heads.knn(vecs[0])                # the whole message's nearest fitted messages
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
     z[1] += heads.nn_scale * near
     if ft is not None:                               # the fine-tuned encoder on the whole message
