@@ -1637,6 +1637,20 @@ BLIND15_FLOOR = 0.99  # tenth round (final), a little under its measurement
 BLIND15_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
 BLIND15_EMERGENCY_FLOOR = 0.92  # tenth round (final), a little under its measurement
 BLIND15_BENIGN_CEILING = 0.02  # tenth round (final)
+# blind16 (387 messages) and blind17 (383), the same brief, six new authors (three each), written at
+# the start of the tenth round and kept outside until its rules were committed (d7a895f), then each
+# scored once: blind16 157/160 (98.1%; en 54/54, de 50/52, fr 53/54), 59/63 emergencies, 5/128
+# idioms + everyday flagged; blind17 160/161 (99.4%; en 54/54, de 53/53, fr 53/54), 60/64, 4/127.
+# Both of issue 21's targets met on both. The ninth round's final screen (2443ae3) scores 157/160,
+# 5/128 and 159/161, 4/127 on them: these two sets are easier than blind15.
+BLIND16_FLOOR = 0.97  # tenth round, its clean measurement, a little under
+BLIND16_LANG_FLOORS = (('en', 0.99), ('de', 0.95), ('fr', 0.97))  # tenth round, its clean measurement, a little under
+BLIND16_EMERGENCY_FLOOR = 0.92  # tenth round, its clean measurement, a little under
+BLIND16_BENIGN_CEILING = 0.05  # tenth round
+BLIND17_FLOOR = 0.98  # tenth round, its clean measurement, a little under
+BLIND17_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.97))  # tenth round, its clean measurement, a little under
+BLIND17_EMERGENCY_FLOOR = 0.92  # tenth round, its clean measurement, a little under
+BLIND17_BENIGN_CEILING = 0.05  # tenth round
 
 
 @pytest.fixture(scope="module")
@@ -1699,9 +1713,19 @@ def blind15_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind_path("blind15"))), assess)
 
 
+@pytest.fixture(scope="module")
+def blind16_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind16"))), assess)
+
+
+@pytest.fixture(scope="module")
+def blind17_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind17"))), assess)
+
+
 @pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                   "blind12", "blind13", "blind14", "blind15"])
-def test_blind4_to_blind15_are_apart_from_everything_the_screen_learned_from(which):
+                                   "blind12", "blind13", "blind14", "blind15", "blind16", "blind17"])
+def test_blind4_to_blind17_are_apart_from_everything_the_screen_learned_from(which):
     path = exemplars.blind_path(which)
     blind = exemplars.load(path)
     assert len(blind) >= 385 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
@@ -2062,6 +2086,28 @@ def test_shipped_screen_on_the_fifteenth_blind_set(blind15_scores):
 @needs_model
 def test_issue_21_targets_on_the_fifteenth_blind_set(blind15_scores):
     assert_targets(blind15_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_sixteenth_blind_set(blind16_scores):
+    assert_floors(blind16_scores, BLIND16_FLOOR, BLIND16_LANG_FLOORS, BLIND16_EMERGENCY_FLOOR, BLIND16_BENIGN_CEILING)
+
+
+@needs_model
+def test_issue_21_targets_on_the_sixteenth_blind_set(blind16_scores):
+    # both targets met on its one clean scoring (d7a895f): 157/160 and 5/128
+    assert_targets(blind16_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_seventeenth_blind_set(blind17_scores):
+    assert_floors(blind17_scores, BLIND17_FLOOR, BLIND17_LANG_FLOORS, BLIND17_EMERGENCY_FLOOR, BLIND17_BENIGN_CEILING)
+
+
+@needs_model
+def test_issue_21_targets_on_the_seventeenth_blind_set(blind17_scores):
+    # both targets met on its one clean scoring (d7a895f): 160/161 and 4/127
+    assert_targets(blind17_scores)
 
 
 # --- seventh round: the fine-tuned encoder (scripts/tune_safety_encoder.py) ---------------------
