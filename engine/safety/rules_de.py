@@ -57,7 +57,8 @@ TOKEN_MAP: dict[str, str] = {
     "derschlogt": "erschlagt", "mi": "mich", "ick": "ich", "keen": "kein", "keene": "keine",
     "uff": "auf", "dit": "das", "et": "es", "wat": "was", "nimmt": "nimmt", "nehm": "nehme",
     "sturmgwehr": "sturmgewehr", "uffs": "aufs", "aushoit": "aushalt", "hoit": "halt",
-    "angschaut": "angeschaut", "wia": "wie", "scho": "schon", "gwehr": "gewehr", "tablette": "tabletten",
+    "angschaut": "angeschaut", "wia": "wie", "scho": "schon", "ogschaut": "angeschaut",
+    "bruckn": "brucke", "woch": "woche", "ma": "mir", "de": "die", "gwehr": "gewehr", "tablette": "tabletten",
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).
 FUZZY_WORDS = ("umbringen", "suizidal", "selbstmord", "tabletten", "schlaftabletten",
@@ -118,7 +119,8 @@ MEDIA = re.compile(r"\b(?:roman\w*|buch|bucher|film\w*|serie|folge|staffel|figur
                    r"|artikel|nachrichten|zeitung|doku\w*|krimi|podcast|hausarbeit|referat"
                    r"|unterricht|vorlesung|seminar|studie|statistik|rate|praventio\w*|pravention"
                    r"|geschichte|gedicht|theater|drama|spiel|rollenspiel|ehrenamt\w*"
-                   r"|telefonseelsorge|werther\w*|faust"
+                   r"|telefonseelsorge|werther\w*|faust|tagesschau|tagesthemen|news|bericht\w*|gta|game"
+                   r"|gaming|zock\w*|level|mission|minecraft|fortnite|konsole|playstation"
                    r"|\w+(?:rate|raten|pravention|forschung|statistik))\b")
 # A negation inside a condition ("wenn ich die Prüfung nicht pack bring ich mich um") does not
 # negate the main clause that follows it.
@@ -133,6 +135,9 @@ NOT_PAST = re.compile(r"\b(?:jetzt|wieder|immer noch|noch immer|heute|gerade|sei
                       r"|zuletzt|in letzter zeit)\b")
 
 IDIOMS = [
+    # tenth round: a parachute or bungee jump, jumping over one's own shadow
+    r"\bspring\w* (?:\w+ ){0,6}(?:fallschirm\w*|bungee\w*|tandem\w*)\b|\b(?:fallschirm|bungee)\w* (?:\w+ ){0,2}spring\w*\b",
+    r"\bspring\w* (?:\w+ ){0,3}uber (?:meinen|seinen|ihren|deinen|den|unseren) (?:eigenen )?schatten\b",
     # a rope bought for climbing, said before the purchase ("Klettersteig am Samstag, neues Seil gekauft")
     r"\b(?:kletter\w*|bouldern|karabiner|segel\w*|zelt\w*)\b(?: (?:\w+|\|)){0,8} (?:seil|strick)"
     r" (?:\w+ ){0,2}gekauft\b",
@@ -186,7 +191,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|abteilung|buro|kunde\w*|praktikum|schule|klasse|abschiedsfeier|karte|trainer\w*|lehrer\w*"
                r"|mannschaft|abi|abschluss\w*|jahrgang|kita|verabschiedung|auslandsjahr|auslandssemester)\b).*?"
                r"\babschieds(?:mail|email|mails|nachricht|nachrichten|video|videos|sprachnachricht\w*"
-               r"|text|zeilen|worte)\b", "s"),
+               r"|text|zeilen|worte|zettel)\b", "s"),
         (0.80, r"^(?=.*\b(?:eltern|mama|papa|mutter|vater|kinder|kindern|frau|mann|familie|schwester"
                r"|bruder|tochter|sohn)\b)(?!.*\b(?:geburtstag\w*|gluckwunsch\w*|hochzeit\w*|urlaub|muttertag"
                r"|vatertag|jahrestag|uberraschung|einladung\w*"
@@ -264,7 +269,15 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" nicht mehr\b", "s"),
         (0.80, r"\b(?:damit|dass|was) (?:\w+ ){0,3}(?:keiner|niemand|wer) (?:\w+ ){0,2}(?:aufraumen"
                r"|wegraumen|sich kummern) muss\b(?!.*\b(?:urlaub|umzug|party|reise|ferien)\b)", "s"),
-        # medicine and drink, the medicine cabinet emptied
+        # medicine and drink, the medicine cabinet emptied; someone who cannot be woken
+        (0.95, r"^(?=.*\b(?:tabletten|medikamente|insulin\w*|pen|abschied\w*|flasche|leer\w*|pillen)\b).*?"
+               r"\b(?:nicht|kaum) (?:mehr )?(?:wachzukriegen|wach zu kriegen|wachzukriegen|aufzuwecken|ansprechbar"
+               r"|wach zu bekommen)\b", "e"),
+        (0.90, r"\bals (?:ware|war|wars) (?:es|das) das letzte(?: mal)?\b(?: \|)? (?:weil|denn) (?:es|das) (?:das )?"
+               r"(?:ist|so ist)\b", "n"),
+        (0.95, r"\b(?:oma|opa|mama|papa|mutter|vater|bruder|schwester|freund|freundin|sohn|tochter|er|sie)"
+               r" (?:\w+ ){0,3}(?:absichtlich|mit absicht) (?:\w+ ){0,3}(?:alle|ganze[n]?|ganzen) (?:\w+ ){0,2}"
+               r"\w*(?:tabletten|pillen|medikamente)\b (?:\w+ ){0,2}(?:genommen|geschluckt)\b", "e"),
         (0.95, r"\b(?:medikamentenschrank|hausapotheke|arzneischrank|medizinschrank) (?:\w+ ){0,2}(?:leer"
                r" gemacht|leergemacht|geleert|leer|ausgeraumt|geschluckt)\b|\b" + _PILLS
                + r" (?:\w+ ){0,3}(?:runtergespult|heruntergespult|runtergekippt)\b", "e"),
@@ -304,7 +317,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                + r" (?:\w+ ){0,3}(?:genommen|geschluckt|eingenommen|eingeworfen|getrunken)\b",
          "e"),
         (0.95, r"\b(?:habe|hatte) (?:\w+ ){0,4}(?:rattengift|gift|frostschutzmittel|bleiche"
-               r"|abflussreiniger|putzmittel) (?:\w+ ){0,2}(?:geschluckt|getrunken|genommen)\b",
+               r"|abflussreiniger|putzmittel|bleichmittel|chlorreiniger|reiniger|lauge|entkalker|spiritus|benzin"
+               r"|unkrautvernichter|pflanzenschutzmittel|pestizid\w*) (?:\w+ ){0,2}(?:geschluckt|getrunken|genommen)\b",
          "e"),
         (0.95, r"\b(?:er|sie|freund|freundin|bruder|schwester|mutter|vater|sohn|tochter) (?:\w+ )"
                r"{0,8}" + _MANY + r" (?:\w+ ){0,3}" + _PILLS + r" (?:\w+ ){0,2}(?:genommen"
@@ -441,7 +455,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|\bverschenke (?:alle meine sachen|alles|meine sachen|meinen besitz|meine (?:katze"
                r"|hund|gitarre|tiere))\b(?!.*\b(?:umzug|ziehe|flohmarkt|ausmisten|neue\w*)\b)", "s"),
         (0.30, r"\bverschenke (?:meine|alle)\b", "s"),
-        (0.60, r"\btestament\b", "f"),
+        (0.60, r"^(?!.*\b(?:gekauft|hauskauf|wohnungskauf|immobilie|heirat\w*|hochzeit|ehevertrag|baby"
+               r"|schwanger|erste wohnung|erbschaft\w*|erbrecht)\b).*?\btestament\b", "f"),
         (0.75, r"\b(?:von allen|von allen freunden|von meiner familie) verabschiedet\b"
                r"|\bmich (?:\w+ ){0,3}verabschiedet\b", "s"),
         # means and method

@@ -498,7 +498,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|voicemails?|emails?|recordings?)\b", "s"),
         (0.85, r"^(?!.*\b(?:trip|holiday|vacation|travel\w*|away|abroad|conference|hospital|surgery"
                r"|work trip|deployment|deployed|weekend|next week|sitter|babysitter)\b).*?\bfor when"
-               r" (?:i am|im) (?:not (?:here|around) anymore|no longer (?:here|around)|gone for good)\b", "s"),
+               r" (?:i am|im) (?:not (?:here|around) anymore|no longer (?:here|around)|gone for good)\b", ""),
         (0.85, r"\b(?:saying|said|say) goodbye (?:to )?(?:\w+ ){0,8}"
                r"without (?:them|anyone|her|him|people|any of them) (?:realising|realizing|knowing"
                r"|noticing)\b(?!.*\b(?:mov\w*|abroad|new job|surprise|party|leaving do)\b)"
@@ -575,6 +575,14 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|tied to|on|from) the (?:beam|rafter|rafters|banister|bannister|loft hatch|pipe|hook|door"
                r" frame|bars)\b", "e"),
         # behaviour in progress said without the method word
+        (0.95, r"\b(?:shot up|used|took|did|snorted|injected|swallowed) (?:everything|all (?:of )?(?:it|what)"
+               r"|the lot|all my|all the)\b(?=.*\bon purpose\b)", "e"),
+        (0.95, r"\b(?:texted|messaged|said|called) (?:me |us )?(?:to say )?goodbye\b.*\b(?:at|on) the"
+               r" (?:cliffs?|bridge|edge|roof|tracks|quarry|viaduct)\b(?=.*\b(?:right now|now|wont pick up"
+               r"|will not pick up|not answering)\b)", "e"),
+        (0.95, r"^(?=.*\b(?:right now|now|ending it|screaming|wont put|will not put)\b).*?\b(?:razor|blade"
+               r"|knife) (?:over|on|against|to|at) (?:his|her|their) (?:wrists?|throat|neck)\b", "e"),
+        (0.90, r"\b(?:as if|like) it (?:was|were|is) the last time\b(?: \|)? (?:because|cause|cos|coz) it is\b", "n"),
         (0.95, r"\bjumped\b(?=.*\b(?:(?:legs|leg|hip|back|ankle|arm) (?:is |s )?(?:broken|smashed)|cannot"
                r" (?:get up|move|feel my legs))\b)(?!.*\b(?:trampoline|ski\w*|skat\w*|horse|bike|football"
                r"|match|parkour|climb\w*|game|hike|wall|fence|stairs|puddle)\b)", "e"),
@@ -714,8 +722,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|pets?|cat|dog|everything)(?: away)?\b", "s"),
         (0.65, r"\b(?:giving|gave|give|given) (?:away )?(?:all|everything) (?:i own"
                r"|i have)\b", "s"),
-        (0.65, r"\b(?:saying|said|say) goodbye to (?:everyone|everybody|my family|my friends"
-               r"|you all|all of you|you guys|the world)\b|\b(?:said|saying) my goodbyes?\b", "s"),
+        (0.65, r"^(?!.*\b(?:last day|my job|new job|at work|retir\w*|leaving do|colleagues?|coworkers?|team|office|moving|move"
+               r"|abroad|class|school|camp|party|wedding|holiday)\b).*?(?:\b(?:saying|said|say) goodbye to (?:everyone|everybody|my family|my friends"
+               r"|you all|all of you|you guys|the world)\b|\b(?:said|saying) my goodbyes?\b)", "s"),
         (0.65, r"\b(?:this is|it is) (?:my )?(?:final )?goodbye\b", "s"),
         (0.60, r"\bgoodbye forever\b", "s"),
         (0.50, r"\b(?:made|making|updated|wrote) (?:a |my )?will\b", "s"),
@@ -734,7 +743,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|balcony|tower|overpass|parking garage|garage|window|ledge)\b", "t"),
         (0.85, r"\b(?:step|stepping|jump|jumping|throw myself|lie down|lay down|lying down) (?:under"
                r"|onto|on) (?:a|the) (?:train|bus|truck|lorry|subway|tracks|train tracks|railway"
-               r" tracks)\b(?! (?:to|and) (?:work|school|home|town)\b)", "s"),
+               r" tracks)\b(?! (?:to|and) (?:work|school|home|town)\b)(?!.*\b(?:visit\w*|to see|weekend|holiday"
+               r"|trip|commut\w*|ticket|back home|to london|to the city|festival)\b)", "s"),
         (0.85, r"\b(?:jump|jumping|jumped) (?:off|from) (?:a|the|this|that|my) (?:bridge|building"
                r"|roof|rooftop|cliff|balcony|tower|overpass|parking garage|window)\b(?!.*\b(?:into the"
                r" (?:lake|river|water|sea|pool|ocean)|for fun|swim\w*|tradition|bungee|parachute)\b)",
@@ -1016,7 +1026,8 @@ MEDIA = re.compile(r"\b(?:novel|book|story|storie|film|movie|show|series|episode
                    r"|protagonist|article|news|essay|paper|thesis|class|lecture|documentary"
                    r"|podcast|play|poem|song|lyric|game|campaign|prevention|awareness|rate"
                    r"|statistic|research|study|studie|history|fiction|fanfic|author|writer"
-                   r"|narrator|volunteer|hotline|crisis line|paramedic|nurse|nursing|course|patient|case)s?\b")
+                   r"|narrator|volunteer|hotline|crisis line|paramedic|nurse|nursing|course|patient|case|boss fight"
+                   r"|level|quest|mission|gta|minecraft|fortnite|roblox|gameplay|speedrun)s?\b")
 # Function words that tell the language of a message (see screen._languages).
 STOPWORDS = frozenset({
     "i", "im", "you", "the", "and", "to", "my", "me", "is", "am", "are", "it", "of", "an",

@@ -86,6 +86,7 @@ PURPOSE = re.compile(
     r"|\b(?:corde|cordes|cordelette|sangle)s? (?:\w+ )?pour (?:la |le |les |ma |mon |une |un )?(?:tente|camping|bivouac|rando\w*"
     r"|bateau|voilier|hamac|bache|demenagement|escalade|galerie)\b"
     r"|\b(?:tout (?:tuer|dechirer|casser)|tuer sur scene)\b"
+    r"|\bme (?:pendre|pends|pend|pendrai|pendrais) (?:a (?:ton|son|votre|leur) cou|au cou)\b"   # to hug
     r"|\b(?:voiture|moteur|bagnole|char)\b.{0,30}\b(?:demarre (?:pas|plus)|veut (?:pas|plus) demarrer)\b")
 
 FIRST = frozenset({"je", "me", "moi", "mon", "ma", "mes", "nous"})
@@ -125,7 +126,7 @@ IDIOMS = [
     r"\b(?:chaleur|devoirs?|boulot|travail|exams?|examens?|cours|bruit|attente|suspense|trajet"
     r"|reunions?|lundi|maths|dissert\w*|partiels?|canicule|froid|embouteillages?|bouchons?"
     r"|revisions?|taf|stress) (?:\w+ ){0,3}(?:va|vont|me) (?:me )?(?:tuer|tue|achever)\b",
-    r"\bme (?:pendre|pends|pend|pendrai|pendrais) a (?:ton|son|votre|leur) cou\b",
+    r"\bme (?:pendre|pends|pend|pendrai|pendrais) (?:a (?:ton|son|votre|leur) cou|au cou)\b",
     # ninth round: "une overdose de séries" (too much of something harmless)
     r"\b(?:overdose|od|surdose) de (?:series?|chocolat|sucre|travail|boulot|taf|netflix|cafe|films?|jeux?"
     r"|reunions?|bonbons?|gateaux?|pizzas?|soleil|sport|musique|mails|infos|cours|revisions?|devoirs|tiktok"
@@ -221,10 +222,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"(?:fermee|verrouillee)\b(?=.*\b(?:etages?|monte|en bas|bord|haut)\b)(?!.*\b(?:barbecue\w*"
                r"|apero|fete|bronzer|fumer|clope|syndic|securite|cambriol\w*|on y monte|nous)\b)", "s"),
         (0.85, r"^(?=.*\b(?:horaires?|heure|regarde|appli|passage a niveau|grillage|sais|cette nuit)\b)"
-               r"(?!.*\b(?:retard|correspondance|rate|photos?|maquette|bruit|dormir|reveille)\b).*?\b(?:trains?"
+               r"(?!.*\b(?:retard|correspondance|rate|photos?|maquette|bruit|dormir|reveille)\b).*?(?:\b(?:trains?"
                r" de marchandises|tgv|trains?)\b(?: (?:\w+|\|)){0,14} (?:ralenti\w* pas|sans ralentir|sans se arreter"
                r"|se arrete pas|ne se arrete pas|a fond)\b|\btrains? de marchandises\b.*\bgrillage (?:est )?(?:casse"
-               r"|coupe|ouvert|troue|abime)\b", "s"),
+               r"|coupe|ouvert|troue|abime)\b)", "s"),
         (0.80, r"\b(?:je ai )?repere (?:un|le|la|une|le) (?:pont|endroit|falaise|toit|viaduc|immeuble|voie"
                r"|carriere)\b(?!.*\b(?:photos?|balade|pique nique|vue|rando\w*|velo|resto|restaurant|concert"
                r"|vacances|apero)\b)", "s"),
@@ -240,6 +241,11 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" (?:pont|viaduc|toit|falaise|rebord|parapet)\b", "e"),
         (0.95, r"^(?=.*\b(?:pris|avale|cachets|medicaments|pilules|ecstas?|drogue\w*)\b).*?\b(?:il|elle)"
                r" (?:convulse|fait des convulsions|ne respire (?:plus|presque plus)|respire (?:plus|mal))\b", "e"),
+        (0.95, r"^(?=.*\b(?:glacee|froide|continue|avance\w*|habille\w*)\b)(?!.*\b(?:baignade|nager|nage"
+               r"|vacances|enfants|combinaison|ballon|mdr|lol)\b).*?\b(?:suis|je suis) dans (?:la mer|le lac"
+               r"|la riviere|le fleuve|le eau|la loire|la seine) jusque a (?:la |aux |au |le )?(?:taille|epaules"
+               r"|poitrine|cou)\b", "e"),
+        (0.90, r"\bcomme si ce (?:etait|est) la derniere fois\b(?: \|)? (?:parce que|car) (?:ca|ce) (?:le )?est\b", "n"),
         # cars and water
         (0.85, r"^(?!.*\b(?:un conducteur|le conducteur|un mec|un type|le chauffeur|un camion a|accident"
                r" de|reve)\b).*?\b(?:foncer|foncerai|lancer|la lancer|jeter|envoyer|planter|encastrer)"
@@ -391,7 +397,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
     ],
     "self_harm": [
         (0.95, r"\b(?:brule|brulee|coupe|coupee|scarifie|scarifiee) expres\b.*\b(?:grave|cloques|peau"
-               r" (?:est )?(?:toute )?blanche|sang|saigne\w*|arrete pas)\b", "e"),
+               r" (?:est )?(?:toute )?blanche|sang|saigne\w*|arrete pas|peau (?:se )?en va|la peau part"
+               r"|(?:trop|tres) mal)\b", "e"),
         (0.95, r"\b(?:taillade|tailladee|ouvert|ouverte|coupe|coupee|scarifie|scarifiee)"
                r" (?:\w+ ){0,2}(?:les bras|les poignets|le bras|le poignet|les veines)\b(?=.*\b(?:rouge"
                r"|sang|saigne|saigner|baignoire|bain|profond)\b)"

@@ -306,11 +306,44 @@ def _word_keys(text: str) -> frozenset:
     return frozenset(t[:k] for t in text.split() for k in (1, 2, 3, 4))
 
 
+def _keyed(pattern: str) -> str:
+    """A row written as ``^(?=context)(?!exclusions).*?PHRASE`` checks the whole message, but
+    negation, someone else as subject and the media clause must be read where PHRASE starts: the
+    phrase becomes group ``k`` (only when nothing after the ``.*?`` is a top-level alternative)."""
+    if not pattern.startswith("^"):
+        return pattern
+    depth, i, cls, cut = 0, 0, False, None
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if cls:
+            cls = c != "]"
+        elif c == "[":
+            cls = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and c == "|":
+            return pattern                  # a top-level alternative: leave the row as written
+        elif depth == 0 and cut is None and pattern.startswith(".*?", i):
+            cut = i + 3
+        i += 1
+    return pattern if cut is None else pattern[:cut] + "(?P<k>" + pattern[cut:] + ")"
+
+
+def _span(m: re.Match) -> tuple[int, int]:
+    """Where a row's phrase is: group ``k`` of a keyed row (``_keyed``), else the whole match."""
+    return m.span("k") if "k" in m.re.groupindex else m.span()
+
+
 @lru_cache(maxsize=None)
 def _compiled(table):
     """Compile one language's tables once, on first use (keeps ``import engine.safety`` cheap)."""
     idioms = [(re.compile(p), _anchors(p)) for p in table.IDIOMS]
-    rules = {cat: [(w, re.compile(p), flags, _anchors(p)) for w, p, flags in rows]
+    rules = {cat: [(w, re.compile(_keyed(p)), flags, _anchors(p)) for w, p, flags in rows]
              for cat, rows in table.RULES.items()}
     boosters = {cat: [(w, re.compile(p)) for w, p in rows] for cat, rows in table.BOOSTERS.items()}
     return idioms, rules, boosters
@@ -345,18 +378,19 @@ def _someone_else(prefix: str, table) -> bool:
 
 
 def _weigh(text: str, weight: float, m: re.Match, flags: str, category: str, table) -> float:
-    prefix = _clause_prefix(text, m.start())
+    start, end = _span(m)
+    prefix = _clause_prefix(text, start)
     if "n" not in flags and table.NEGATION_TAIL.search(" " + prefix if prefix else " "):
         return 0.0
     if ("s" in flags or "f" in flags or "t" in flags) and _someone_else(prefix, table):
         if "f" in flags:                                  # "my mum is going to kill me"
             return 0.0
         weight = min(weight, THIRD_PERSON)
-    if "t" in flags and table.MEDIA.search(_clause_around(text, m.start(), m.end())):
+    if "t" in flags and table.MEDIA.search(_clause_around(text, start, end)):
         return 0.0                                        # a novel, the news, a class, research
     if category in ("suicide", "self_harm") and table.REPORTED_TAIL.search(prefix):
         weight = min(weight, REPORTED)
-    clause = _clause_around(text, m.start(), m.end())
+    clause = _clause_around(text, start, end)
     if table.PAST.search(clause) and not table.NOT_PAST.search(clause):
         weight = min(weight, PAST)
     return weight
@@ -405,7 +439,7 @@ def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
             for m in rx.finditer(norm):
                 w = _weigh(norm, weight, m, flags, category, table)
                 if w > 0:
-                    found.append((w, m.start(), m.end(), m.group(0).strip(),
+                    found.append((w, *_span(m), norm[slice(*_span(m))].strip(),
                                   "e" in flags and w >= weight))
         if not found:
             continue
@@ -502,7 +536,7 @@ def denied(text: str) -> bool:
                 if "n" in flags:
                     continue
                 for m in rx.finditer(norm):
-                    prefix = _clause_prefix(norm, m.start())
+                    prefix = _clause_prefix(norm, _span(m)[0])
                     if table.NEGATION_TAIL.search(" " + prefix if prefix else " ") \
                             and any(tok in table.FIRST for tok in prefix.split()):  # the user's own
                         return True
