@@ -1222,6 +1222,26 @@ def test_tenth_round_after_its_blind_sets_look_alikes_pass(text):
     assert assess(text).level == "none", assess(text)
 
 
+# After the eighteenth and nineteenth sets were scored: two idioms of shooting oneself in the foot,
+# a farewell letter for a colleague, a thriller's forged note; "not with him, with everything",
+# insulin injected, a goodbye "as if for ever. And it is".
+@pytest.mark.parametrize("text, level", [
+    ("shot myself in the foot again by agreeing to host christmas", "none"),
+    ("je me suis tiré une balle dans le pied avec cette réponse en entretien", "none"),
+    ("on écrit une lettre d'adieu pour notre collègue qui part à la retraite", "none"),
+    ("im Thriller fälscht der Mörder einen Abschiedsbrief", "none"),
+    ("I'm going to shoot myself tonight", "urgent"),
+    ("je vais me tirer une balle ce soir", "urgent"),
+    ("mach schluss. nicht mit ihr, mit allem", "urgent"),
+    ("je viens de m'injecter toute l'insuline du stylo", "emergency"),
+    ("hab mich von meinem Bruder verabschiedet, als wär es für immer. Ist es ja auch", "urgent"),
+])
+def test_tenth_round_after_the_newest_blind_sets(text, level):
+    assert assess(text, learned=False).level == level, assess(text, learned=False)
+    if level == "none":
+        assert assess(text).level == "none", assess(text)
+
+
 def test_gelu_by_blocks_gives_the_same_numbers_as_on_the_whole_array():
     from engine.safety import learned
     x = np.random.default_rng(0).normal(0, 3, (70, 1536)).astype(np.float32)
@@ -1690,6 +1710,21 @@ BLIND17_FLOOR = 0.99  # tenth round (final), a little under its measurement
 BLIND17_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
 BLIND17_EMERGENCY_FLOOR = 0.99  # tenth round (final), a little under its measurement
 BLIND17_BENIGN_CEILING = 0.02  # tenth round (final)
+# blind18 (381 messages) and blind19 (385), the same brief, six more new authors, written while
+# blind16 and blind17's misses were fixed and kept outside until that screen was committed
+# (8b277b5), then each scored once: blind18 151/153 (98.7%; en 53/53, de 50/51, fr 48/49), 55/56
+# emergencies, 3/129 idioms + everyday flagged; blind19 156/157 (99.4%; en 51/51, de 50/51, fr
+# 55/55), 62/62, 1/132. Both targets met on both, the clean measure of the tenth round's final
+# screen. The ninth round's final screen (2443ae3): 150/153, 3/129 and 156/157, 1/132. Four idioms
+# and misses among them were then fixed, so the floors below are from the clean scoring.
+BLIND18_FLOOR = 0.97  # tenth round (final), its clean measurement, a little under
+BLIND18_LANG_FLOORS = (('en', 0.99), ('de', 0.97), ('fr', 0.96))  # tenth round (final), its clean measurement, a little under
+BLIND18_EMERGENCY_FLOOR = 0.97  # tenth round (final), its clean measurement, a little under
+BLIND18_BENIGN_CEILING = 0.04  # tenth round (final), its clean measurement
+BLIND19_FLOOR = 0.98  # tenth round (final), its clean measurement, a little under
+BLIND19_LANG_FLOORS = (('en', 0.99), ('de', 0.97), ('fr', 0.99))  # tenth round (final), its clean measurement, a little under
+BLIND19_EMERGENCY_FLOOR = 0.99  # tenth round (final), its clean measurement, a little under
+BLIND19_BENIGN_CEILING = 0.02  # tenth round (final), its clean measurement
 
 
 @pytest.fixture(scope="module")
@@ -1762,9 +1797,20 @@ def blind17_scores():
     return exemplars.score(list(exemplars.load(exemplars.blind_path("blind17"))), assess)
 
 
+@pytest.fixture(scope="module")
+def blind18_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind18"))), assess)
+
+
+@pytest.fixture(scope="module")
+def blind19_scores():
+    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind19"))), assess)
+
+
 @pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                   "blind12", "blind13", "blind14", "blind15", "blind16", "blind17"])
-def test_blind4_to_blind17_are_apart_from_everything_the_screen_learned_from(which):
+                                   "blind12", "blind13", "blind14", "blind15", "blind16", "blind17",
+                                   "blind18", "blind19"])
+def test_blind4_to_blind19_are_apart_from_everything_the_screen_learned_from(which):
     path = exemplars.blind_path(which)
     blind = exemplars.load(path)
     assert len(blind) >= 380 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
@@ -2145,6 +2191,28 @@ def test_shipped_screen_on_the_seventeenth_blind_set(blind17_scores):
 def test_issue_21_targets_on_the_seventeenth_blind_set(blind17_scores):
     # both targets met on its one clean scoring (d7a895f): 160/161 and 4/127
     assert_targets(blind17_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_eighteenth_blind_set(blind18_scores):
+    assert_floors(blind18_scores, BLIND18_FLOOR, BLIND18_LANG_FLOORS, BLIND18_EMERGENCY_FLOOR, BLIND18_BENIGN_CEILING)
+
+
+@needs_model
+def test_issue_21_targets_on_the_eighteenth_blind_set(blind18_scores):
+    # both targets met on its one clean scoring (8b277b5, the tenth round's final screen): 151/153 and 3/129
+    assert_targets(blind18_scores)
+
+
+@needs_model
+def test_shipped_screen_on_the_nineteenth_blind_set(blind19_scores):
+    assert_floors(blind19_scores, BLIND19_FLOOR, BLIND19_LANG_FLOORS, BLIND19_EMERGENCY_FLOOR, BLIND19_BENIGN_CEILING)
+
+
+@needs_model
+def test_issue_21_targets_on_the_nineteenth_blind_set(blind19_scores):
+    # both targets met on its one clean scoring (8b277b5): 156/157 and 1/132
+    assert_targets(blind19_scores)
 
 
 # --- seventh round: the fine-tuned encoder (scripts/tune_safety_encoder.py) ---------------------

@@ -119,7 +119,7 @@ MEDIA = re.compile(r"\b(?:roman\w*|buch|bucher|film\w*|serie|folge|staffel|figur
                    r"|artikel|nachrichten|zeitung|doku\w*|krimi|podcast|hausarbeit|referat"
                    r"|unterricht|vorlesung|seminar|studie|statistik|rate|praventio\w*|pravention"
                    r"|geschichte|gedicht|theater|drama|spiel|rollenspiel|ehrenamt\w*"
-                   r"|telefonseelsorge|werther\w*|faust|tagesschau|tagesthemen|news|bericht\w*|gta|game"
+                   r"|telefonseelsorge|werther\w*|faust|tagesschau|tagesthemen|news|bericht\w*|gta|game|thriller"
                    r"|gaming|zock\w*|level|mission|minecraft|fortnite|konsole|playstation"
                    r"|\w+(?:rate|raten|pravention|forschung|statistik))\b")
 # A negation inside a condition ("wenn ich die Prüfung nicht pack bring ich mich um") does not
@@ -273,8 +273,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.95, r"^(?=.*\b(?:tabletten|medikamente|insulin\w*|pen|abschied\w*|flasche|leer\w*|pillen)\b).*?"
                r"\b(?:nicht|kaum) (?:mehr )?(?:wachzukriegen|wach zu kriegen|wachzukriegen|aufzuwecken|ansprechbar"
                r"|wach zu bekommen)\b", "e"),
-        (0.90, r"\bals (?:ware|war|wars) (?:es|das) das letzte(?: mal)?\b(?: \|)? (?:weil|denn) (?:es|das) (?:das )?"
-               r"(?:ist|so ist)\b", "n"),
+        (0.90, r"\bals (?:ware|war|wars|ware es|war es) (?:es |das )?(?:das letzte(?: mal)?|fur immer)\b(?: \|)?"
+               r" (?:(?:weil|denn) (?:es|das) (?:das )?(?:ist|so ist)|ist (?:es|das) (?:ja )?auch)\b", "n"),
         (0.95, r"\b(?:oma|opa|mama|papa|mutter|vater|bruder|schwester|freund|freundin|sohn|tochter|er|sie)"
                r" (?:\w+ ){0,3}(?:absichtlich|mit absicht) (?:\w+ ){0,3}(?:alle|ganze[n]?|ganzen) (?:\w+ ){0,2}"
                r"\w*(?:tabletten|pillen|medikamente)\b (?:\w+ ){0,2}(?:genommen|geschluckt)\b", "e"),
@@ -407,6 +407,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.65, r"\b(?:soll|sollen|darf|durfen|kann|konnen) (?:ihn|sie|es|das|alles) (?:fur immer"
                r" )?behalten\b(?=.*\bbrauche (?:\w+ ){0,2}nicht mehr\b)", "s"),
         (0.85, r"\bschluss mit (?:allem|dem leben|meinem leben)\b", "s"),
+        (0.90, r"\b(?:mache|mach) (?:ich )?schluss\b(?: \|)? nicht mit (?:\w+ ){0,3}(?:\| )?mit (?:allem|dem leben|meinem leben)\b", "n"),
         (0.50, r"\bich will nicht mehr(?=\s*$| \|)", "n"),
         (0.90, r"\b(?:will|mochte|wurde gern|wurde lieber|wunschte ich ware) (?:\w+ )?tot sein\b"
                r"|\bwunsche? mir (?:\w+ ){0,2}tot zu sein\b", "n"),
@@ -450,7 +451,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.25, r"\b(?:mude von allem|alles satt|habe alles satt|ganz allein|allein auf der welt)\b",
          ""),
         # preparation
-        (0.85, r"\babschiedsbrief\w*\b", "s"),
+        (0.85, r"\babschiedsbrief\w*\b", "st"),
         (0.85, r"\b(?:sachen|besitz|katze|hund|gitarre|schmuck|alles) (?:\w+ ){0,3}verschenkt\b"
                r"|\bverschenke (?:alle meine sachen|alles|meine sachen|meinen besitz|meine (?:katze"
                r"|hund|gitarre|tiere))\b(?!.*\b(?:umzug|ziehe|flohmarkt|ausmisten|neue\w*)\b)", "s"),

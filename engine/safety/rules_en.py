@@ -242,6 +242,7 @@ IDIOMS = [
     r"|wrecked) me (?:at|in|to|by|fair and square|again at)\b",
     r"\b(?:overdose|overdosed|od|oded|odd) on (?:coffee|caffeine|sugar|chocolate|netflix|anime|tv"
     r"|candy|memes|work|content|tiktok|youtube|cuteness|love|sweets|cake|energy drinks|tea)\b",
+    r"\b(?:shoot|shooting|shot|shoots) (?:myself|yourself|himself|herself|ourselves|themselves) in the foot\b",
     r"\b(?:jump|jumped|jumping) off (?:the|a) (?:diving board|boat|dock|pier|swing|couch|bed"
     r"|trampoline|sofa|stage|bus|train|plane|call)\b",
     r"\bmurder (?:mystery|mysteries|podcast|documentary|show|series|drawer|hornets?|board"

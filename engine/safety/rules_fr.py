@@ -127,6 +127,7 @@ IDIOMS = [
     r"|reunions?|lundi|maths|dissert\w*|partiels?|canicule|froid|embouteillages?|bouchons?"
     r"|revisions?|taf|stress) (?:\w+ ){0,3}(?:va|vont|me) (?:me )?(?:tuer|tue|achever)\b",
     r"\bme (?:pendre|pends|pend|pendrai|pendrais) (?:a (?:ton|son|votre|leur) cou|au cou)\b",
+    r"\b(?:me|te|se|nous|vous) (?:tirer|tire|tirerai|tirerais|tirais|suis tire|suis tiree) une balle dans le pied\b",
     # ninth round: "une overdose de séries" (too much of something harmless)
     r"\b(?:overdose|od|surdose) de (?:series?|chocolat|sucre|travail|boulot|taf|netflix|cafe|films?|jeux?"
     r"|reunions?|bonbons?|gateaux?|pizzas?|soleil|sport|musique|mails|infos|cours|revisions?|devoirs|tiktok"
@@ -246,6 +247,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|la riviere|le fleuve|le eau|la loire|la seine) jusque a (?:la |aux |au |le )?(?:taille|epaules"
                r"|poitrine|cou)\b", "e"),
         (0.90, r"\bcomme si ce (?:etait|est) la derniere fois\b(?: \|)? (?:parce que|car) (?:ca|ce) (?:le )?est\b", "n"),
+        (0.95, r"\b(?:je viens de|jviens de|viens de|je ai|ai) (?:me )?(?:injecter|injecte|fait) (?:\w+ ){0,2}(?:toute|tout"
+               r"|tous|toutes) (?:le |la |les |mon |ma |mes )?(?:insuline|stylos?|doses?)\b", "e"),
         # cars and water
         (0.85, r"^(?!.*\b(?:un conducteur|le conducteur|un mec|un type|le chauffeur|un camion a|accident"
                r" de|reve)\b).*?\b(?:foncer|foncerai|lancer|la lancer|jeter|envoyer|planter|encastrer)"
@@ -378,7 +381,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.30, r"\bvide\b|\bplus rien (?:ne )?a (?:de )?(?:importance|sens)\b", ""),
         (0.45, r"\bne (?:se )?(?:arrangera|ira) jamais\b|\bjamais mieux\b", "n"),
         # preparation
-        (0.85, r"\blettres? de adieu\b(?!.*\b(?:emigrer|etranger|demenag\w*|ville natale|village)\b)"
+        (0.85, r"\blettres? de adieu\b(?!.*\b(?:emigrer|etranger|demenag\w*|ville natale|village|collegue\w*"
+               r"|retraite|pot de depart|boulot|travail|equipe|eleves|classe)\b)"
                r"|\bmot de adieu\b", "st"),
         (0.75, r"\b(?:dit|dire|fait mes) adieux? a (?:tout le monde|tous|ma famille|mes amis)\b", "s"),
         (0.85, r"\b(?:donne|donner|distribue) (?:\w+ ){0,2}(?:mes affaires(?! de (?:bebe|sport|ski|foot"
