@@ -1329,6 +1329,9 @@ def test_an_emergency_round_puts_the_number_first_and_skips_the_role_play():
      "Call 0800 111 0 111 or 0800 111 0 222 (free, 24/7)"),
     ("je suis sur le pont là maintenant, je vais sauter", "FR", "fr", "S'il te plaît, appelle le 112",
      "Appel : 3114 (gratuit, 24 h/24)"),
+    # Bavarian shares "ma", "de" with French: its dialect words count for German (tenth round)
+    ("i hob vorhin a Bleichmittel getrunken, mei Hals brennt", "DE", "de", "Bitte ruf jetzt 112 an",
+     "Anruf: 0800 111 0 111 oder 0800 111 0 222 (kostenlos, rund um die Uhr)"),
 ])
 def test_the_crisis_response_is_in_the_language_the_user_wrote_in(text, region, lang, opening, contact):
     """A German or French message in crisis gets its reviewed response, the number to call and the
@@ -1355,6 +1358,12 @@ def test_an_urgent_response_in_german_and_french_reads_in_that_language():
         message = crisis_message(result, resources_for(result, region), "Mia", lang=safety.message_language(text))
         assert all(w in message for w in words), message
         assert ("Mia ist eine KI" if region == "DE" else "Mia est une IA") in message
+
+
+def test_a_dialect_message_is_answered_in_german():
+    text = "i mog nimma lebn. hob ma de bruckn scho ogschaut"   # "ma", "de" are French words too
+    assert assess(text).urgent and safety.message_language(text) == "de"
+    assert safety.message_language("je vais acheter des fleurs, c'est net") == "fr"
 
 
 def test_weak_signals_over_a_chat_lead_companions_to_check_in():

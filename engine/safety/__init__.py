@@ -32,11 +32,19 @@ Measurements and known limits: docs/safety.md.
 
 from __future__ import annotations
 
-from .gloss import language as message_language
+from .gloss import language
 from .resources import (crisis_message, emergency_call, load_resources, localise_contact, localise_name,
                         resources_for)
 from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyResult
 from .screen import LEVEL_RANK, assess_rules, normalise
+
+
+
+def message_language(text: str) -> str:
+    """The language to answer a message in ("en", "de" or "fr"): ``gloss.language`` with German
+    dialect words counted ("i mog nimma lebn" is answered in German)."""
+    return language(text, dialect=True)
+
 
 __all__ = [
     "CATEGORIES",

@@ -86,13 +86,16 @@ def gloss(text: str, lang: str) -> str:
     return re.sub(r"\s+([.!?,;:])", r"\1", " ".join(w for w in out if w)).strip()
 
 
-def language(text: str) -> str:
+def language(text: str, dialect: bool = False) -> str:
     """"de", "fr" or "en": the language whose function words (the rules' stopword lists) the
     message uses most, with a glossary's word forms counting half a point each for German and
-    French (colloquial German shares "in", "im", "is" with English); English on a tie."""
+    French (colloquial German shares "in", "im", "is" with English); English on a tie. With
+    ``dialect``, German dialect words count for German too (the language a reply is written in;
+    the learned layer's gloss keeps the guess it was fitted with)."""
     from . import rules_de, rules_en, rules_fr
     words = re.findall(r"[a-z]+", _plain(text).replace("'", " "))
-    score = {lang: float(sum(1 for w in words if w in t.STOPWORDS))
+    score = {lang: float(sum(1 for w in words if w in t.STOPWORDS
+                             or (dialect and w in getattr(t, "DIALECT", ()))))
              for lang, t in (("en", rules_en), ("de", rules_de), ("fr", rules_fr))}
     for lang in LANGS:
         t = table(lang)

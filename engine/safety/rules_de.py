@@ -541,8 +541,8 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
 # Dialect function words (tenth round): the rules read "i mog nimma lebn" as German too
 # (screen._languages); the learned layer's language (gloss.language) counts STOPWORDS only.
 DIALECT = frozenset({
-    "mog", "nimma", "nimmer", "ned", "hob", "hot", "ick", "nich", "dit", "wos", "des", "mei",
-    "koa", "ois", "scho", "net", "uff", "keen", "wui", "isch", "nume",
+    "mog", "nimma", "nimmer", "ned", "hob", "hot", "ick", "nich", "dit", "wos", "mei",
+    "koa", "ois", "scho", "uff", "keen", "wui", "isch", "nume", "mi", "wennst", "ka",   # not "des", "net": French
 })
 
 STOPWORDS = frozenset({
