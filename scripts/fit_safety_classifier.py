@@ -67,7 +67,7 @@ class Data:
         texts = sorted({t for p in self.parts for t in p})
         self.row = {t: i for i, t in enumerate(texts)}
         read = for_encoder if use_gloss else (lambda t: t)  # German and French: their English gloss
-        with learned._one_blas_thread():
+        with learned._blas_limit():
             self.emb = np.stack([model._one(model.tokenizer.encode(read(t))) for t in texts])
         self.char = char_matrix(texts)
 

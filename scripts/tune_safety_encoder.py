@@ -157,7 +157,7 @@ def extend(path: Path) -> int:
     model, w, b = loaded
     sha = {e.text: hashlib.sha1(e.text.encode()).hexdigest() for e in ex.load() if e.split in ex.FITTED}
     new = [t for t, h in sha.items() if h not in known]
-    with learned._one_blas_thread():
+    with learned._blas_limit():
         z = [w @ model._one(model.tokenizer.encode(for_encoder(t))[:learned.MAX_LEARNED_TOKENS]) + b for t in new]
     meta.setdefault("extended", []).append(
         {"messages": len(new), "scored_by": "the final tuned encoder, which never saw them",

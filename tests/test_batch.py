@@ -1,6 +1,7 @@
 """Batched generation (engine.llm.batch): exactness against LlamaRuntime, seeds, stops, refill,
 cancel, errors; plus the sampler and generate_many's fallback without a model."""
 
+import os
 import threading
 
 import numpy as np
@@ -282,7 +283,7 @@ def test_a_model_job_keeps_the_crisis_screen_to_one_core(runtime, gen):
     BLAS thread for a long message; before and after it may take both cores (engine.cpu)."""
     from engine import cpu
     from engine.safety import learned
-    two = 2 if (__import__("os").cpu_count() or 1) >= 2 else 1
+    two = 2 if (os.cpu_count() or 1) >= 2 else 1
     assert not cpu.busy() and learned.blas_threads(500) == two
     during = []
     g = runtime.generate(greedy(PROMPTS[0], "batch-busy", max_tokens=6))

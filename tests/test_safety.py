@@ -1102,7 +1102,7 @@ def test_acting_on_it_and_being_killed_in_a_game_by_the_french_rules(text, level
 # messages, lethality and "enough" questions, scouting a height or a freight train, a car into a
 # tree or the oncoming traffic, walking into the water clothed, a rope over the beam, dialect,
 # sworn threats). New sentences, not the blind sets' own; the rules alone.
-@pytest.mark.parametrize("text, level", [
+TENTH_ROUND_RISK = [
     ("my goodbye video for my little brother is recorded, it's on the laptop", "urgent"),
     ("wrote letters for my kids for when I'm not around anymore", "urgent"),
     ("said goodbye to my aunt and my best mate today without them realising", "urgent"),
@@ -1145,13 +1145,11 @@ def test_acting_on_it_and_being_killed_in_a_game_by_the_french_rules(text, level
     ("mon ex a juré de me faire tuer si je porte plainte", "urgent"),
     ("ils m'ont menacée, ils vont me faire la peau", "urgent"),
     ("the life insurance pays out on suicide after a year, I checked", "urgent"),
-])
-def test_tenth_round_families_by_the_rules_alone(text, level):
-    assert assess(text, learned=False).level == level, assess(text, learned=False)
+]
 
 
 # ... and everyday messages in the same words: nothing, by the rules or by the whole screen.
-@pytest.mark.parametrize("text", [
+TENTH_ROUND_LOOK_ALIKES = [
     "my farewell video for the team is done, last day at the office on friday",
     "I scheduled an email to my parents for their anniversary",
     "they don't know it's the last time I'll visit before I move to Berlin",
@@ -1177,10 +1175,7 @@ def test_tenth_round_families_by_the_rules_alone(text, level):
     "le TGV passe sans s'arrêter à notre gare, du coup je dois prendre le TER",
     "à la préfecture je vais mourir de vieillesse avant d'avoir mon rendez-vous",
     "si je suis plus connecté ce soir tu sauras pourquoi, le match commence à 21h",
-])
-def test_tenth_round_look_alikes_pass(text):
-    assert assess(text, learned=False).level == "none", assess(text, learned=False)
-    assert assess(text).level == "none", assess(text)
+]
 
 
 # After the sixteenth and seventeenth sets were scored (so they are not clean for this): poison
@@ -1188,7 +1183,7 @@ def test_tenth_round_look_alikes_pass(text):
 # water up to the chest, "as if it were the last time, because it is"; a parachute jump, jumping
 # over one's shadow, a train to visit, a game's tower, a hug, a will after buying a flat. A row
 # that checks the whole message ("^(?=...).*?PHRASE") reads negation and someone else at PHRASE.
-@pytest.mark.parametrize("text, level", [
+TENTH_ROUND_RISK += [
     ("hab vorhin Entkalker getrunken, mein Hals brennt", "emergency"),
     ("my brother has a blade at his wrist right now and won't put it down", "emergency"),
     ("used everything I had left, all of it, on purpose", "emergency"),
@@ -1201,12 +1196,10 @@ def test_tenth_round_look_alikes_pass(text):
     ("ich hab sie umarmt, als wär es das letzte Mal. Weil es das ist", "urgent"),
     ("j'ai embrassé mon père comme si c'était la dernière fois, parce que ça l'est", "urgent"),
     ("i mog nimma, hob ma de Bruckn scho ogschaut", "urgent"),
-])
-def test_tenth_round_after_its_blind_sets_by_the_rules_alone(text, level):
-    assert assess(text, learned=False).level == level, assess(text, learned=False)
+]
 
 
-@pytest.mark.parametrize("text", [
+TENTH_ROUND_LOOK_ALIKES += [
     "Ich spring nächsten Samstag Tandem-Fallschirm, mega aufgeregt",
     "Heute spring ich über meinen Schatten und frag ihn nach einem Date",
     "jumping on the train to see my gran this weekend",
@@ -1216,30 +1209,36 @@ def test_tenth_round_after_its_blind_sets_by_the_rules_alone(text, level):
     "Wir haben die Wohnung gekauft und machen jetzt auch ein Testament",
     "said goodbye to everyone at work today, last day before my new job",
     "in der Tagesschau ging es um Suizidprävention bei Jugendlichen",
-])
-def test_tenth_round_after_its_blind_sets_look_alikes_pass(text):
-    assert assess(text, learned=False).level == "none", assess(text, learned=False)
-    assert assess(text).level == "none", assess(text)
+]
 
 
 # After the eighteenth and nineteenth sets were scored: two idioms of shooting oneself in the foot,
 # a farewell letter for a colleague, a thriller's forged note; "not with him, with everything",
 # insulin injected, a goodbye "as if for ever. And it is".
-@pytest.mark.parametrize("text, level", [
-    ("shot myself in the foot again by agreeing to host christmas", "none"),
-    ("je me suis tiré une balle dans le pied avec cette réponse en entretien", "none"),
-    ("on écrit une lettre d'adieu pour notre collègue qui part à la retraite", "none"),
-    ("im Thriller fälscht der Mörder einen Abschiedsbrief", "none"),
+TENTH_ROUND_RISK += [
     ("I'm going to shoot myself tonight", "urgent"),
     ("je vais me tirer une balle ce soir", "urgent"),
     ("mach schluss. nicht mit ihr, mit allem", "urgent"),
     ("je viens de m'injecter toute l'insuline du stylo", "emergency"),
     ("hab mich von meinem Bruder verabschiedet, als wär es für immer. Ist es ja auch", "urgent"),
-])
-def test_tenth_round_after_the_newest_blind_sets(text, level):
+]
+TENTH_ROUND_LOOK_ALIKES += [
+    "shot myself in the foot again by agreeing to host christmas",
+    "je me suis tiré une balle dans le pied avec cette réponse en entretien",
+    "on écrit une lettre d'adieu pour notre collègue qui part à la retraite",
+    "im Thriller fälscht der Mörder einen Abschiedsbrief",
+]
+
+
+@pytest.mark.parametrize("text, level", TENTH_ROUND_RISK)
+def test_tenth_round_families_by_the_rules_alone(text, level):
     assert assess(text, learned=False).level == level, assess(text, learned=False)
-    if level == "none":
-        assert assess(text).level == "none", assess(text)
+
+
+@pytest.mark.parametrize("text", TENTH_ROUND_LOOK_ALIKES)
+def test_tenth_round_look_alikes_pass(text):
+    assert assess(text, learned=False).level == "none", assess(text, learned=False)
+    assert assess(text).level == "none", assess(text)
 
 
 def test_gelu_by_blocks_gives_the_same_numbers_as_on_the_whole_array():

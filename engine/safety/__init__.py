@@ -39,7 +39,6 @@ from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyRe
 from .screen import LEVEL_RANK, assess_rules, normalise
 
 
-
 def message_language(text: str) -> str:
     """The language to answer a message in ("en", "de" or "fr"): ``gloss.language`` with German
     dialect words counted ("i mog nimma lebn" is answered in German)."""

@@ -93,9 +93,9 @@ def language(text: str, dialect: bool = False) -> str:
     ``dialect``, German dialect words count for German too (the language a reply is written in;
     the learned layer's gloss keeps the guess it was fitted with)."""
     from . import rules_de, rules_en, rules_fr
+    from .screen import function_words
     words = re.findall(r"[a-z]+", _plain(text).replace("'", " "))
-    score = {lang: float(sum(1 for w in words if w in t.STOPWORDS
-                             or (dialect and w in getattr(t, "DIALECT", ()))))
+    score = {lang: float(sum(1 for w in words if w in function_words(t, dialect)))
              for lang, t in (("en", rules_en), ("de", rules_de), ("fr", rules_fr))}
     for lang in LANGS:
         t = table(lang)

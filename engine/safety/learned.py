@@ -357,10 +357,10 @@ def blas_threads(rows: int) -> int:
     return 1
 
 
-class _one_blas_thread:
-    """BLAS on one thread for these tiny matrices (or on ``threads``): several OpenBLAS threads
-    on a busy CPU (the app runs llama.cpp beside it) made one message take 10x longer. Restored
-    afterwards."""
+class _blas_limit:
+    """BLAS on ``threads`` threads (one unless ``blas_threads`` says two) for these small
+    matrices: several OpenBLAS threads on a busy CPU (the app runs llama.cpp beside it) made one
+    message take 10x longer. Restored afterwards."""
 
     def __init__(self, threads: int = 1):
         self.threads = threads
@@ -398,7 +398,7 @@ def embed(texts: list[str]) -> np.ndarray | None:
     model package is absent. The same encoder as the screen's (one, shared by worker threads;
     BLAS on one thread); used by memory recall (engine.recall). Keep batches small: the screen
     waits for the encoder meanwhile."""
-    with _lock, _one_blas_thread():
+    with _lock, _blas_limit():
         model = encoder()
         return None if model is None else model.embed(texts)
 
@@ -457,7 +457,7 @@ def scores(text: str) -> dict[str, float] | None:
                 return None
         rows = sum(map(len, ids)) + (len(ids[0]) if t is not None else 0)
         ft = None
-        with _one_blas_thread(blas_threads(rows)):
+        with _blas_limit(blas_threads(rows)):
             if t is not None:
                 tmodel, w, b = t                     # one stack: the parts, then the whole again
                 vecs = tmodel._many(ids + ids[:1], lora_from=len(ids))   # with the adapters

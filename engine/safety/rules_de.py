@@ -55,10 +55,10 @@ TOKEN_MAP: dict[str, str] = {
     "lebn": "leben", "wui": "will", "hob": "habe", "hot": "hat", "gsogt": "gesagt",
     "gsagt": "gesagt", "daschlogt": "erschlagt", "daschlagt": "erschlagt", "derschlagt": "erschlagt",
     "derschlogt": "erschlagt", "mi": "mich", "ick": "ich", "keen": "kein", "keene": "keine",
-    "uff": "auf", "dit": "das", "et": "es", "wat": "was", "nimmt": "nimmt", "nehm": "nehme",
+    "uff": "auf", "dit": "das", "et": "es", "wat": "was", "nehm": "nehme",
     "sturmgwehr": "sturmgewehr", "uffs": "aufs", "aushoit": "aushalt", "hoit": "halt",
     "angschaut": "angeschaut", "wia": "wie", "scho": "schon", "ogschaut": "angeschaut",
-    "bruckn": "brucke", "woch": "woche", "ma": "mir", "de": "die", "gwehr": "gewehr", "tablette": "tabletten",
+    "bruckn": "brucke", "woch": "woche", "ma": "mir", "de": "die", "gwehr": "gewehr",
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).
 FUZZY_WORDS = ("umbringen", "suizidal", "selbstmord", "tabletten", "schlaftabletten",
@@ -271,7 +271,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|wegraumen|sich kummern) muss\b(?!.*\b(?:urlaub|umzug|party|reise|ferien)\b)", "s"),
         # medicine and drink, the medicine cabinet emptied; someone who cannot be woken
         (0.95, r"^(?=.*\b(?:tabletten|medikamente|insulin\w*|pen|abschied\w*|flasche|leer\w*|pillen)\b).*?"
-               r"\b(?:nicht|kaum) (?:mehr )?(?:wachzukriegen|wach zu kriegen|wachzukriegen|aufzuwecken|ansprechbar"
+               r"\b(?:nicht|kaum) (?:mehr )?(?:wachzukriegen|wach zu kriegen|aufzuwecken|ansprechbar"
                r"|wach zu bekommen)\b", "e"),
         (0.90, r"\bals (?:ware|war|wars|ware es|war es) (?:es |das )?(?:das letzte(?: mal)?|fur immer)\b(?: \|)?"
                r" (?:(?:weil|denn) (?:es|das) (?:das )?(?:ist|so ist)|ist (?:es|das) (?:ja )?auch)\b", "n"),

@@ -439,7 +439,8 @@ def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
             for m in rx.finditer(norm):
                 w = _weigh(norm, weight, m, flags, category, table)
                 if w > 0:
-                    found.append((w, *_span(m), norm[slice(*_span(m))].strip(),
+                    start, end = _span(m)
+                    found.append((w, start, end, norm[start:end].strip(),
                                   "e" in flags and w >= weight))
         if not found:
             continue
@@ -549,13 +550,20 @@ def _tables() -> tuple:
     return (rules_en, rules_de, rules_fr)
 
 
+@lru_cache(maxsize=None)
+def function_words(table, dialect: bool = True) -> frozenset:
+    """The words that tell a table's language: its stopwords, and with ``dialect`` its dialect
+    words (``rules_de.DIALECT``)."""
+    return table.STOPWORDS | (getattr(table, "DIALECT", frozenset()) if dialect else frozenset())
+
+
 def _languages(text: str) -> list:
     """The tables to run: each language whose function words make up at least half as many of
     the message's words as the best language's (all of them when none is recognised), so that
     German "Suizid" rules do not fire on an English sentence and vice versa."""
     words = re.findall(r"[a-z]+", _fold(text).replace("'", " "))
     tables = _tables()
-    counts = [sum(1 for w in words if w in t.STOPWORDS or w in getattr(t, "DIALECT", ())) for t in tables]
+    counts = [sum(1 for w in words if w in function_words(t)) for t in tables]
     top = max(counts)
     if top == 0:
         return list(tables)
