@@ -10,7 +10,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFormL
                                QLabel, QListView, QMenu, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from engine.models.registry import BUNDLED_NAME
-from engine.personas import PersonaSet, list_sets, save_user_set
+from engine.personas import PersonaSet
+from engine.persona_files import list_sets, save_user_set
 
 from . import icons, theme
 from .item_models import ROW

@@ -72,7 +72,7 @@ def safety_probe(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     size = _size(args.size) if args.screenshot else None
     if args.group:
-        from engine.personas import load_set
+        from engine.persona_files import load_set
         load_set(args.group)  # a wrong name is a one-line error before any window opens
 
     from app.platform_check import check_display

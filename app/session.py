@@ -22,7 +22,8 @@ from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings, sanitize_user_text
 from engine.data import delete_all
 from engine.errors import InputError, MascotError
-from engine.personas import Persona, PersonaSet, default_color, load_set, persona_from_dict
+from engine.personas import Persona, PersonaSet, default_color, persona_from_dict
+from engine.persona_files import load_set
 from engine.llm.backend import Backend
 from engine.storage import Store
 

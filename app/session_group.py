@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.errors import MascotError
-from engine.personas import Persona, load_set_file
+from engine.personas import Persona
+from engine.persona_files import load_set_file
 
 from . import data
 
@@ -103,7 +104,7 @@ class GroupActions:
     def import_file(self, path: str | Path) -> bool:
         """A Character Card (PNG/JSON), persona or persona set file: one persona joins the open
         group; a set of several starts a new conversation. Both are kept in the persona library."""
-        from engine.personas import save_user_set
+        from engine.persona_files import save_user_set
         try:
             pset = load_set_file(Path(path))
             save_user_set(pset)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from engine.errors import InputError, MascotError
-from engine.personas import load_set
+from engine.persona_files import load_set
 
 
 

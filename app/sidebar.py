@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit
                                QPushButton, QStyle, QStyledItemDelegate, QStyleOptionViewItem,
                                QVBoxLayout, QWidget)
 
-from engine.personas import list_sets
+from engine.persona_files import list_sets
 
 from . import icons, theme, widgets
 from .item_models import ROW, ConversationListModel, when

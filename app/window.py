@@ -425,7 +425,7 @@ class MainWindow(CardDropTarget, QMainWindow):
 
 def _group_info(group_name: str, fallback_title: str) -> tuple[str, str]:
     """The persona set's title and description (for the empty conversation view)."""
-    from engine.personas import list_sets
+    from engine.persona_files import list_sets
     for s in list_sets():
         if s.name == group_name:
             return s.title, s.description

@@ -30,6 +30,7 @@ import re
 from typing import Any
 
 from engine.errors import CardError, PersonaError
+from engine.lorebook import check_card_book
 from engine.personas import Persona, check_nesting, name_problem, persona_from_dict
 
 __all__ = ["persona_from_card", "card_from_persona", "MAX_CARD_BYTES", "V2", "V3"]
@@ -285,7 +286,6 @@ def persona_from_card(data: Any, where: str = "card") -> Persona:
     check_card_nesting(data, where)
     spec, body = _card_body(data, where)
     _card_name(body, spec, where)  # a card without a name is an error even with a Mascot extension
-    from engine.lorebook import check_card_book
     check_card_book(body, where)   # a lorebook within limits, so a card cannot blow up a prompt
     ext = body.get("extensions")
     mascot = ext.get(MASCOT_KEY) if isinstance(ext, dict) else None

@@ -109,7 +109,7 @@ def validate(embed: Callable[[list[str]], np.ndarray], exemplars: Sequence[Exemp
                "loso": loso["accuracy"], "loso_per_persona": loso["per_label"], "loo": loo["accuracy"]}
         # cross-check that the exemplars speak in the voices the cards define: centroids of each
         # card's three example lines (what the learned judge compares with) name the exemplar's persona
-        from engine.personas import load_set
+        from engine.persona_files import load_set
         members = load_set(group).members
         card = centroids(embed([x for m in members for x in m.example_lines]),
                          [m.name for m in members for _ in m.example_lines])

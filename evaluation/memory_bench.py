@@ -117,7 +117,7 @@ def run_condition(memory: bool, fillers: int, pool: Any, seed: int = 7, recall: 
     from engine.chat.settings import ChatSettings
     from engine.reply.prompts import TranscriptItem, note_of
     from engine.models.registry import bundled_model_path
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     from engine.storage import Store
     home = tempfile.mkdtemp(prefix="mascot-membench-")
     os.environ["MASCOT_HOME"] = home

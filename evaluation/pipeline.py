@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import InputError
-from engine.personas import load_set
+from engine.persona_files import load_set
 from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
 
 from evaluation import analysis, comparisons, report

@@ -105,7 +105,7 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
     the companions' names and their cards (system prompts), for replaying it elsewhere."""
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     factory = _factory(model, n_ctx)
     group = load_set("support")
@@ -220,7 +220,8 @@ def _probe(n_companions: int, threads: int, n_ctx: int, model: str | None = None
     """Child process: chat with N companions on one model file, then report memory."""
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
-    from engine.personas import PersonaSet, load_set
+    from engine.personas import PersonaSet
+    from engine.persona_files import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     base = load_set("support")
     pset = PersonaSet(base.name, base.title, base.description, base.members[:n_companions])

@@ -100,7 +100,7 @@ def _cold_start(threads: int, n_ctx: int) -> float:
     code = ("import time,sys,os;t=float(sys.argv[1]);os.environ['MASCOT_THREADS']=sys.argv[2]\n"
             "from engine.chat.group import GroupChat\nfrom engine.chat.settings import ChatSettings\n"
             "from engine.chat.backends import default_backend_factory\n"
-            "from engine.personas import load_set\n"
+            "from engine.persona_files import load_set\n"
             f"c=GroupChat(load_set('support'),settings=ChatSettings(max_tokens=16),backend_for=default_backend_factory(None,n_ctx={n_ctx}))\n"
             "for e in c.send('Hello everyone'):\n"
             "    if e.type=='token': print(time.time()-t); break\n")

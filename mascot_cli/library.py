@@ -16,7 +16,7 @@ def personas() -> None:
 
 @personas.command("list")
 def personas_list() -> None:
-    from engine.personas import list_sets
+    from engine.persona_files import list_sets
     for s in list_sets():
         click.echo(f"{s.name:14} {s.title} — {', '.join(s.names)}")
 
@@ -26,7 +26,7 @@ def personas_list() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the set as JSON.")
 def personas_show(name: str, as_json: bool) -> None:
     """Show a set (by name or file) or one companion (SET/NAME)."""
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     set_name, _, member = name.partition("/")
     s = load_set(set_name)
     members = [s.member(member)] if member else s.members
@@ -46,7 +46,7 @@ def personas_show(name: str, as_json: bool) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 def personas_import(path: Path) -> None:
     """Import a persona set (.json), a persona, or a Character Card (.json/.png, V1/V2/V3)."""
-    from engine.personas import load_set_file, save_user_set
+    from engine.persona_files import load_set_file, save_user_set
     s = load_set_file(path)
     out = save_user_set(s)
     click.echo(f"Imported '{s.name}' ({', '.join(s.names)}) to {out}. "
@@ -60,7 +60,7 @@ def personas_import(path: Path) -> None:
               help="Character Card version for .png/.json card exports.")
 def personas_export(name: str, out: Path, spec: str) -> None:
     """Export SET/NAME as a Character Card (.png or .json), or a whole SET as a set .json."""
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     set_name, _, member = name.partition("/")
     s = load_set(set_name)
     if not member:

@@ -60,7 +60,7 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
     """Talk with a group of companions (interactive, or one round with --say)."""
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     from engine.safety import DISCLOSURE
 
     if as_json and say is None:

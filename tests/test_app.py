@@ -25,7 +25,8 @@ from app_helpers import open_window
 from engine.card_files import export_card
 from engine.models.hub import OFFLINE
 from engine.models.registry import BUNDLED_NAME
-from engine.personas import load_set, persona_from_dict
+from engine.personas import persona_from_dict
+from engine.persona_files import load_set
 from engine.safety import DISCLOSURE
 from test_hub import FILE, REPO, StandInHub, closed_port_endpoint
 

@@ -14,7 +14,8 @@ import pytest
 from engine.card_files import export_card, import_card, read_card
 from engine.cards import MAX_CARD_BYTES, V2, V3, card_from_persona, persona_from_card
 from engine.errors import CardError, PersonaError
-from engine.personas import Persona, load_set_file, persona_from_dict
+from engine.personas import Persona, persona_from_dict
+from engine.persona_files import load_set_file
 
 # -- a PNG writer/reader written independently of engine.cards ---------------------------------
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.personas import load_set
+from engine.persona_files import load_set
 from training.scenarios import load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent

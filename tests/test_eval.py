@@ -142,7 +142,7 @@ def test_trained_models_are_found_from_their_manifests(tmp_path):
     by = {c.name: c for c in configs}
     assert by["mascot-p"].director_model == "director-grpo" and not by["mascot-p"].persona_models
     assert by["mascot-c"].persona_models == {"support:Mia": "mia-rl"} and by["mascot-c"].director_model is None
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     group = by["mascot"].group_for(load_set("support"))
     assert group.member("Mia").model == "mia-rl" and group.member("Theo").model is None
     assert all(p.model is None for p in by["mascot"].group_for(load_set("workplace")).members)
@@ -174,7 +174,7 @@ def test_sft_only_persona_models_make_their_own_ablation_and_never_replace_the_r
 
 
 def test_single_agent_configuration_is_one_generic_assistant():
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     group = BASELINES["single"].group_for(load_set("support"))
     assert group.names == ["Assistant"] and BASELINES["single"].max_speakers == 1
     assert BASELINES["single-member"].group_for(load_set("support")).names == ["Mia"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.personas import load_set
+from engine.persona_files import load_set
 from evaluation import exemplars as X, metrics as M
 from training.judges.heuristic import HeuristicJudge
 from training.judges.learned import load_preferences

@@ -11,7 +11,7 @@ from engine.errors import InputError, ModelError
 from training.judges.heuristic import HeuristicJudge
 from training.judges.llm import LocalJudge, OpenAIJudge
 from training.judges.rubric import DIMENSIONS, CombinedJudge, Scores, agreement, load_pairs, make_judge
-from engine.personas import load_set
+from engine.persona_files import load_set
 from training.scenarios import load_scenarios
 
 # Measured on the 48 pairs (docs/judge.md): heuristic 0.9375. The threshold leaves room for

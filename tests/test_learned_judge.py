@@ -7,7 +7,7 @@ import pytest
 
 from engine.errors import InputError
 from training.judges.rubric import DIMENSIONS, agreement
-from engine.personas import load_set
+from engine.persona_files import load_set
 from training.scenarios import load_scenarios
 from training.judges.learned import LearnedJudge, LongerWins, load_preferences, make_judge, preferences_path
 from training.judge_fit import TWIN_CRITERION, as_user, make_twins, matched

@@ -149,7 +149,7 @@ def test_memory_off_leaves_the_prompt_as_before(mara):
 
 
 def test_group_lorebook_from_a_set_file(tmp_path):
-    from engine.personas import load_set_file
+    from engine.persona_files import load_set_file
     path = tmp_path / "set.json"
     path.write_text(json.dumps({"name": "harbor", "lorebook": BOOK, "members": [
         {"name": "Ivo", "role": "a fisherman", "traits": ["quiet"], "speaking_style": "Short."}]}),

@@ -11,7 +11,8 @@ import pytest
 
 from engine.cards import card_from_persona, persona_from_card
 from engine.errors import PersonaError
-from engine.personas import bundled_dir, list_sets, load_set, load_set_file, set_from_dict
+from engine.personas import set_from_dict
+from engine.persona_files import bundled_dir, list_sets, load_set, load_set_file
 
 BUNDLED = {"support": "support", "workplace": "workplace", "writers-room": "creative"}
 SCHEMA_FIELDS = ("name", "role", "traits", "speaking_style", "goals", "boundaries",

@@ -12,7 +12,7 @@ import pytest
 
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
-from engine.personas import load_set
+from engine.persona_files import load_set
 from engine.llm.backend import FakeBackend
 from engine.storage import Store
 from helpers import events_of, make_group, run_round, varied

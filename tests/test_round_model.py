@@ -7,7 +7,7 @@ import pytest
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
 from engine.director.policies import Director
-from engine.personas import load_set
+from engine.persona_files import load_set
 from helpers import events_of, run_round
 
 pytestmark = pytest.mark.model

@@ -15,7 +15,7 @@ import pytest
 
 from engine.errors import InputError
 from training.judges.rubric import DIMENSIONS, parse_scores
-from engine.personas import load_set
+from engine.persona_files import load_set
 from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, USER, load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent

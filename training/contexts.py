@@ -20,7 +20,8 @@ from engine.chat.companion_memory import CompanionMemory
 from engine.chat.group import companion_prompt
 from engine.chat.settings import ChatSettings
 from engine.llm.chat_format import ChatFormat
-from engine.personas import Persona, PersonaSet, load_set
+from engine.personas import Persona, PersonaSet
+from engine.persona_files import load_set
 from engine.reply.cleanup import finish_reply
 from engine.reply.copyguard import DEFAULT_RULE
 from engine.reply.prompts import from_history

@@ -119,7 +119,7 @@ def resolve_config(args: argparse.Namespace) -> DirectorConfig:
 def companion_models(cfg: DirectorConfig) -> dict[str, str]:
     """``--persona-models`` as {companion: GGUF path}; a pair that is malformed, names no
     companion of the group or a file that does not exist is refused with one line."""
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     out: dict[str, str] = {}
     if not cfg.persona_models.strip():
         return out

@@ -103,7 +103,7 @@ def is_adapter(path: str | Path) -> bool:
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
     from engine.director.policies import RoundRobin
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     from training.scenarios import load_scenarios
 
     from training.contexts import domain_for
@@ -129,7 +129,7 @@ def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
 
 def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
     """States saved in ``states/states.json`` (scenario id + this round's replies)."""
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     from training.scenarios import load_scenarios
 
     from training.contexts import domain_for

@@ -234,7 +234,7 @@ def fit(train: Sequence[PreferencePair], dev: Sequence[PreferencePair], maker: F
 
 
 def context_maps(pairs: Sequence[PreferencePair]) -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     from training.scenarios import load_scenarios
     scenarios = {s.id: s for s in load_scenarios()}
     members: dict[tuple[str, str], Any] = {}

@@ -41,7 +41,7 @@ def samples_file(out: Path) -> Path:
 
 def resolve_personas(cfg: SampleConfig) -> list[str]:
     """The members this run trains (names checked against the group)."""
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     group = load_set(cfg.group)
     if cfg.personas:
         return [group.member(n).name for n in cfg.personas]

@@ -11,7 +11,7 @@ import os
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
 from engine.models.registry import bundled_model_path
-from engine.personas import load_set
+from engine.persona_files import load_set
 from engine.llm.runtime import RuntimePool
 from training.scenarios import load_scenarios
 

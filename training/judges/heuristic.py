@@ -112,7 +112,7 @@ class HeuristicJudge:
         key = f"__group__{scenario.group}"
         if key not in self._cache:
             try:
-                from engine.personas import load_set
+                from engine.persona_files import load_set
                 self._cache[key] = load_set(scenario.group).members
             except MascotError:
                 self._cache[key] = []

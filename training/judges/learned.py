@@ -144,7 +144,7 @@ class FeatureMaker:
     def group(self, name: str) -> list[Any]:
         if name not in self._groups:
             try:
-                from engine.personas import load_set
+                from engine.persona_files import load_set
                 self._groups[name] = list(load_set(name).members)
             except MascotError:
                 self._groups[name] = []

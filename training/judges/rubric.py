@@ -288,7 +288,7 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
               progress: Any = None) -> dict[str, Any]:
     """How often ``judge`` scores the better reply of each pair higher (mean over dimensions;
     a tie counts one half). Also per kind of flaw and per dimension."""
-    from engine.personas import load_set
+    from engine.persona_files import load_set
     from training.scenarios import load_scenarios
     pairs = list(pairs) if pairs is not None else load_pairs()
     scenarios = {s.id: s for s in load_scenarios()}
