@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import sqlite_utils
+if TYPE_CHECKING:  # imported where a database opens (engine/storage.py says why)
+    import sqlite_utils
 
 
-Migration = Callable[[sqlite_utils.Database], None]
+Migration = Callable[["sqlite_utils.Database"], None]
 
 
 def migration_registry() -> tuple[list[Migration], Callable[[Migration], Migration]]:

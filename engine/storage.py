@@ -14,8 +14,6 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-import sqlite_utils
-
 from engine.errors import NotFound, StorageError
 from engine.migrations import MIGRATIONS, apply_migrations, now
 from engine.paths import db_path
@@ -26,6 +24,9 @@ class Store:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else db_path()
         self._lock = threading.RLock()
+        # sqlite-utils imports pandas and numpy when they are installed (0.1-0.4 s), so it is
+        # imported where a database opens, not when the terminal commands start
+        import sqlite_utils
         try:
             conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=10)
             self.db = sqlite_utils.Database(conn)
@@ -67,6 +68,7 @@ class Store:
             return int(cid)
 
     def conversation(self, cid: int) -> dict[str, Any]:
+        import sqlite_utils
         try:
             return self.db["conversations"].get(cid)
         except sqlite_utils.db.NotFoundError:
@@ -165,6 +167,7 @@ class Store:
         return out
 
     def message(self, mid: int) -> dict[str, Any]:
+        import sqlite_utils
         try:
             r = self.db["messages"].get(mid)
         except sqlite_utils.db.NotFoundError:
@@ -260,6 +263,7 @@ class Store:
         return [dict(r, pinned=bool(r["pinned"])) for r in self.db.query(sql + " order by m.id", params)]
 
     def memory(self, fid: int) -> dict[str, Any]:
+        import sqlite_utils
         try:
             r = self.db["memories"].get(fid)
         except sqlite_utils.db.NotFoundError:
@@ -300,6 +304,7 @@ class Store:
         return [self._lore_row(r) for r in self.db.query(sql + " order by id", params)]
 
     def lore_entry(self, eid: int) -> dict[str, Any]:
+        import sqlite_utils
         try:
             return self._lore_row(self.db["lore_entries"].get(eid))
         except sqlite_utils.db.NotFoundError:
