@@ -44,13 +44,23 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from engine.chat.settings import DEFAULT_HISTORY_TOKENS
-from mascot_cli.bench_parts import (USER_LINES, RawDecodeProbe, _cold_start, _median, adapter_speed, batch_speed,
-                                    lane_cost, raw_speed)
+from engine.chat.group import GroupChat
+from engine.chat.settings import DEFAULT_HISTORY_TOKENS, ChatSettings
+from engine.doctor import _cpu_name
+from engine.errors import InputError
+from engine.llm.adapters import _mem_kb
+from engine.llm.check import build_features
+from engine.llm.runtime import default_threads
+from engine.models.registry import bundled_model_path
+from engine.personas import PersonaSet
+from engine.persona_files import load_set
+from mascot_cli.bench_conversation import backend_factory, conversation, conversation_rounds
+from mascot_cli.bench_parts import (USER_LINES, adapter_speed, batch_speed, cold_start, lane_cost, median,
+                                    raw_speed)
+from mascot_cli.bench_shape import run_shape, shape_table
 
 TARGETS = {"decode_ratio": (">=", 0.95), "prefill_ratio": ("<=", 1.2), "ttft_growth": ("<=", 1.5),
            "memory_ratio_4_agents": ("<=", 1.3), "director_share": ("<=", 0.20)}
@@ -59,7 +69,6 @@ TARGETS = {"decode_ratio": (">=", 0.95), "prefill_ratio": ("<=", 1.2), "ttft_gro
 
 def _mem() -> dict[str, float]:
     """RSS and PSS in MB (engine.llm.adapters reads /proc/self/smaps_rollup); peak RSS elsewhere."""
-    from engine.llm.adapters import _mem_kb
     kb = _mem_kb()
     if kb["rss"]:
         return {"rss_mb": kb["rss"] / 1024, "pss_mb": kb["pss"] / 1024}
@@ -67,166 +76,13 @@ def _mem() -> dict[str, float]:
     return {"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "pss_mb": 0.0}
 
 
-BENCH_LOREBOOK = {"name": "bench", "token_budget": 160, "scan_depth": 2, "entries": [
-    {"keys": ["work", "manager"], "content": "{{user}} works at a logistics firm; the manager is Dana."},
-    {"keys": ["sleep", "sleeping", "bed"], "content": "{{user}} sleeps badly before big days."},
-    {"keys": ["review"], "content": "{{user}}'s annual review is on Friday at 10."},
-    {"keys": ["sister"], "content": "{{user}}'s sister Hannah is a nurse."},
-    {"keys": ["money", "quit", "quitting"], "content": "{{user}} is saving for a flat."},
-    {"keys": [], "constant": True, "content": "{{user}} likes short, practical replies."},
-]}
-BENCH_FACTS = [{"text": "I live in Leeds", "source": "auto", "pinned": True},
-               {"text": "My dog is called Rex", "source": "auto", "pinned": False},
-               {"text": "I'm allergic to peanuts", "source": "auto", "pinned": False}]
-
-
-def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
-                 history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False) -> dict[str, Any]:
-    """A long 3-companion conversation with the Director; per-turn prefill and TTFT. With
-    ``memory``, companions also read lorebook entries and remembered facts (``BENCH_LOREBOOK``,
-    ``BENCH_FACTS``) in notes before their turns; without it, memory is off."""
-    steps = conversation_rounds(rounds, threads, n_ctx, max_tokens, history_tokens, memory)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value
-
-
-def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
-                        history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False,
-                        raw_probe: bool = True, model: str | None = None,
-                        keep_transcript: bool = False) -> Iterator[int]:
-    """``conversation`` one round at a time: yields after each round (so two conditions can
-    take turns, round by round, and share the machine's drift); returns its result.
-    ``raw_probe=False``: no raw llama.cpp decode after each round (the memory comparison does
-    not use it). ``model``: a GGUF for every companion and the Director (default: the bundled
-    model). ``keep_transcript``: the result also has the transcript ((role, speaker, text)),
-    the companions' names and their cards (system prompts), for replaying it elsewhere."""
-    from engine.chat.group import GroupChat
-    from engine.chat.settings import ChatSettings
-    from engine.persona_files import load_set
-    os.environ["MASCOT_THREADS"] = str(threads)
-    factory = _factory(model, n_ctx)
-    group = load_set("support")
-    if memory:
-        group.lorebook = BENCH_LOREBOOK
-    chat = GroupChat(group, settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens,
-                                                  history_tokens=history_tokens, memory=memory),
-                     backend_for=factory)
-    if memory:
-        chat.extra_facts = list(BENCH_FACTS)
-    # time the chat spends making notes (lorebook scan, facts, recall, its safety check): memory's
-    # own cost besides prefilling the notes; the bench's own bookkeeping below is not counted
-    note_s = [0.0]
-    counting = [True]
-    plain_note_lines = chat.memory.note_lines
-
-    def timed_note_lines(*a: Any, **k: Any) -> list[str]:
-        t = time.perf_counter()
-        try:
-            return plain_note_lines(*a, **k)
-        finally:
-            if counting[0]:
-                note_s[0] += time.perf_counter() - t
-    chat.memory.note_lines = timed_note_lines
-    turns: list[dict[str, Any]] = []
-    rounds_out: list[dict[str, Any]] = []
-    last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
-    read_ahead: dict[str, int] = {}  # companion -> tokens it read ahead since its last turn
-    runtime = factory(None)
-    probe = RawDecodeProbe(runtime.path if hasattr(runtime, "path") else None, n_ctx, threads) \
-        if raw_probe else None
-    for r in range(rounds):
-        # What the app does when a conversation opens and after each round, while the user
-        # reads and types (ChatSession._warm_later): every companion and the Director read
-        # what is new into their KV caches. Not part of the round's time; its tokens count
-        # as prefilled (prefill_ratio); its time is reported (read_ahead_seconds_median).
-        t0 = time.perf_counter()
-        chat.warm()
-        warm_s = time.perf_counter() - t0
-        for name, n in chat.last_warm.items():
-            read_ahead[name] = read_ahead.get(name, 0) + n
-        t0 = time.perf_counter()
-        director_s = 0.0
-        decisions: list[dict[str, Any]] = []  # the Director's choices this round (speaker, directive, time)
-        book_s = 0.0  # the bench's own accounting inside the round: not round time
-        note_s[0] = 0.0
-        for ev in chat.send(USER_LINES[r % len(USER_LINES)]):
-            if ev.type == "director":
-                director_s += ev.data["seconds"]
-                decisions.append({"speaker": ev.data["speaker"], "directive": ev.data["directive"],
-                                  "seconds": ev.data["seconds"]})
-            elif ev.type == "message" and not ev.data.get("safety"):
-                t_book = time.perf_counter()
-                counting[0] = False
-                name = ev.data["speaker"]
-                # tokens new to this companion: everything after its previous reply, plus its note
-                req = chat.speaker_request(chat.member(name), ev.data["directive"])
-                idx = len(chat.transcript) - 1
-                body = req.messages
-                prev = last_seen.get(name)
-                if prev is None:
-                    new = ev.data["prompt_tokens"]
-                else:
-                    items = chat.transcript[prev:idx]
-                    new = sum(runtime.count_tokens(f"{t.speaker}: {t.text}") + 5 for t in items)
-                    new += runtime.count_tokens(body[-1]["content"]) + 8
-                note = chat.transcript[idx].context  # the note it read: new to it too
-                note_tokens = runtime.count_tokens(note) + 8 if note else 0
-                if prev is not None:
-                    new += note_tokens
-                last_seen[name] = idx + 1
-                turns.append({"round": r + 1, "speaker": name, "prompt": ev.data["prompt_tokens"],
-                              "prefilled": ev.data["prefilled_tokens"] + read_ahead.pop(name, 0),
-                              "prefilled_in_turn": ev.data["prefilled_tokens"], "new": new,
-                              "note_tokens": note_tokens,
-                              "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
-                              "decode_tps": ev.data.get("decode_tps", 0.0),
-                              "latency_ms": ev.data["latency_ms"]})
-                counting[0] = True
-                book_s += time.perf_counter() - t_book
-        round_s = time.perf_counter() - t0 - book_s
-        # raw llama.cpp decode at this round's context, right after the round (not round time):
-        # app and raw are compared minutes apart otherwise, and this VM's speed drifts
-        here = [t for t in turns if t["round"] == r + 1]
-        if here and probe is not None:
-            raw_tps = probe.decode_tps(int(_median([t["prompt"] for t in here])))
-            for t in here:
-                t["raw_decode_tps_same_round"] = raw_tps
-        rounds_out.append({"round": r + 1, "seconds": round_s, "director_s": director_s,
-                           "read_ahead_s": warm_s, "note_s": note_s[0], "director": decisions})
-        yield r + 1
-    if probe is not None:
-        probe.close()
-    out: dict[str, Any] = {"turns": turns, "rounds": rounds_out}
-    if keep_transcript:
-        out["transcript"] = [(t.role, t.speaker, t.text) for t in chat.transcript if t.role in ("user", "companion")]
-        out["names"] = list(chat.names)
-        out["cards"] = {p.name: p.system_prompt(chat.names) for p in group.members}
-    return out
-
-
-def _factory(model: str | None, n_ctx: int) -> Any:
-    """The app's backend factory; with ``model``, every companion and the Director use that file."""
-    from engine.chat.backends import default_backend_factory
-    factory = default_backend_factory(None, n_ctx=n_ctx)
-    if not model:
-        return factory
-    return lambda name=None: factory(model)
-
-
 def _probe(n_companions: int, threads: int, n_ctx: int, model: str | None = None) -> None:
     """Child process: chat with N companions on one model file, then report memory."""
-    from engine.chat.group import GroupChat
-    from engine.chat.settings import ChatSettings
-    from engine.personas import PersonaSet
-    from engine.persona_files import load_set
     os.environ["MASCOT_THREADS"] = str(threads)
     base = load_set("support")
     pset = PersonaSet(base.name, base.title, base.description, base.members[:n_companions])
     chat = GroupChat(pset, settings=ChatSettings(policy="all", max_speakers=n_companions, max_tokens=32, seed=3),
-                     backend_for=_factory(model, n_ctx))
+                     backend_for=backend_factory(model, n_ctx))
     for line in USER_LINES[:3]:
         for _ in chat.send(line):
             pass
@@ -234,8 +90,6 @@ def _probe(n_companions: int, threads: int, n_ctx: int, model: str | None = None
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from engine.models.registry import bundled_model_path
-    from engine.llm.runtime import default_threads
     threads = args.threads or default_threads()
     n_ctx = args.n_ctx
     rounds = args.rounds or (10 if args.quick else 30)
@@ -249,10 +103,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     # turn's own context length (raw measured at a few lengths, interpolated linearly).
     measured = [t for t in turns if t["tokens"] >= 8 and t["decode_tps"] > 0]
     prompts = sorted(t["prompt"] for t in measured) or [64]
-    points = sorted({int(prompts[0]), int(_median(prompts)), int(prompts[-1])} |
+    points = sorted({int(prompts[0]), int(median(prompts)), int(prompts[-1])} |
                     {int(prompts[int(len(prompts) * q)]) for q in (0.25, 0.75)})
     raw_at = {c: raw_speed(model, n_ctx, threads, decode_context=c) for c in points}
-    raw = raw_at[int(_median(prompts))]
+    raw = raw_at[int(median(prompts))]
 
     def raw_decode(ctx: int) -> float:
         xs = sorted(raw_at)
@@ -272,8 +126,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     later = [t for t in turns if t["round"] > 1]
     prefill_ratio = sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later))
     q = max(1, len(later) // 4)
-    ttft_early = _median([t["ttft_ms"] for t in later[:q]])
-    ttft_late = _median([t["ttft_ms"] for t in later[-q:]])
+    ttft_early = median([t["ttft_ms"] for t in later[:q]])
+    ttft_late = median([t["ttft_ms"] for t in later[-q:]])
     round_s = sum(r["seconds"] for r in conv["rounds"])
     director_share = sum(r["director_s"] for r in conv["rounds"]) / max(1e-6, round_s)
     mem = {}
@@ -281,7 +135,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out = subprocess.run([sys.executable, "-m", "mascot_cli.bench", "--probe", str(n), "--threads",
                               str(threads), "--n-ctx", str(n_ctx)], capture_output=True, text=True, timeout=900)
         mem[n] = json.loads(out.stdout.strip().splitlines()[-1])
-    cold = _cold_start(threads, n_ctx)
+    cold = cold_start(threads, n_ctx)
     batch = batch_speed(model, threads)
     adapters = adapter_speed(model, threads)
     lane = lane_cost(model, threads, n_ctx)
@@ -289,18 +143,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "threads": threads, "n_ctx": n_ctx, "rounds": rounds, "history_tokens": history,
         "memory": args.memory,
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
-        "app_decode_tps": _median(app_decode),
-        "decode_ratio": _median(ratios),
-        "decode_ratio_raw_measured_after": _median(ratios_after),
+        "app_decode_tps": median(app_decode),
+        "decode_ratio": median(ratios),
+        "decode_ratio_raw_measured_after": median(ratios_after),
         "raw_decode_by_context": {str(c): round(v["decode_tps"], 2) for c, v in raw_at.items()},
         "prefill_ratio": prefill_ratio,
-        "prefilled_per_turn": _median([t["prefilled"] for t in later]),
-        "new_per_turn": _median([t["new"] for t in later]),
-        "prompt_per_turn": _median([t["prompt"] for t in later]),
+        "prefilled_per_turn": median([t["prefilled"] for t in later]),
+        "new_per_turn": median([t["new"] for t in later]),
+        "prompt_per_turn": median([t["prompt"] for t in later]),
         "ttft_early_ms": ttft_early, "ttft_late_ms": ttft_late, "ttft_growth": ttft_late / ttft_early,
-        "director_share": director_share, "round_seconds_median": _median([r["seconds"] for r in conv["rounds"]]),
-        "read_ahead_seconds_median": _median([r["read_ahead_s"] for r in conv["rounds"][1:]]),
-        "prefilled_in_turn_per_turn": _median([t["prefilled_in_turn"] for t in later]),
+        "director_share": director_share, "round_seconds_median": median([r["seconds"] for r in conv["rounds"]]),
+        "read_ahead_seconds_median": median([r["read_ahead_s"] for r in conv["rounds"][1:]]),
+        "prefilled_in_turn_per_turn": median([t["prefilled_in_turn"] for t in later]),
         "rounds_detail": conv["rounds"],
         "rss_1_mb": mem[1]["rss_mb"], "pss_1_mb": mem[1]["pss_mb"],
         "rss_4_mb": mem[4]["rss_mb"], "pss_4_mb": mem[4]["pss_mb"],
@@ -319,16 +173,16 @@ def _conversation_figures(conv: dict[str, Any]) -> dict[str, float]:
     tokens = sum(t["tokens"] for t in later)
     return {
         "prefill_ratio": sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later)),
-        "round_seconds_median": _median([r["seconds"] for r in rounds]),
+        "round_seconds_median": median([r["seconds"] for r in rounds]),
         "round_seconds_mean": sum(r["seconds"] for r in rounds) / max(1, len(rounds)),
         "ms_per_reply_token": 1000 * sum(r["seconds"] for r in rounds) / max(1, tokens),
-        "ttft_ms_median": _median([t["ttft_ms"] for t in later]),
-        "prompt_per_turn": _median([t["prompt"] for t in later]),
+        "ttft_ms_median": median([t["ttft_ms"] for t in later]),
+        "prompt_per_turn": median([t["prompt"] for t in later]),
         "turns_with_note": len(noted) / max(1, len(conv["turns"])),
-        "note_tokens_median": _median(noted) if noted else 0.0,
+        "note_tokens_median": median(noted) if noted else 0.0,
         "turns_per_round": len(later) / max(1, len(rounds)),
         "reply_tokens_per_turn": tokens / max(1, len(later)),
-        "decode_tps_median": _median([t["decode_tps"] for t in later if t.get("decode_tps")] or [0.0]),
+        "decode_tps_median": median([t["decode_tps"] for t in later if t.get("decode_tps")] or [0.0]),
         "director_seconds_mean": sum(r["director_s"] for r in rounds) / max(1, len(rounds)),
         # memory's own cost as a share of round time: making the notes, plus prefilling their
         # tokens at the speed that turn prefilled (prefilled tokens / time to first token)
@@ -344,7 +198,6 @@ def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
     round by round (each with its own runtimes and KV caches), so a shared machine's load drifts
     over both alike: prefill ratio, round time and time to first token, and how much the notes
     add. ``--on-first``: memory on plays each round first."""
-    from engine.llm.runtime import default_threads
     threads = args.threads or default_threads()
     rounds = args.rounds or 10
     out: dict[str, Any] = {"threads": threads, "n_ctx": args.n_ctx, "rounds": rounds,
@@ -370,7 +223,7 @@ def memory_compare(args: argparse.Namespace) -> dict[str, Any]:
         out[label] = _conversation_figures(results[label])
         out[label + "_turns"] = results[label]["turns"]  # per turn and per round, to explain the ratios
         out[label + "_rounds"] = results[label]["rounds"]
-    out["load_1min"] = {"min": min(loads), "median": _median(loads), "max": max(loads)}
+    out["load_1min"] = {"min": min(loads), "median": median(loads), "max": max(loads)}
     off, on_ = out["memory_off"], out["memory_on"]
     out["round_time_growth"] = on_["round_seconds_mean"] / max(1e-9, off["round_seconds_mean"])
     out["round_time_growth_median"] = on_["round_seconds_median"] / max(1e-9, off["round_seconds_median"])
@@ -504,8 +357,6 @@ def main(argv: list[str] | None = None) -> int:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(r, indent=2))
         return 0
-    from engine.errors import InputError
-    from mascot_cli.bench_shape import run_shape, shape_table
     try:
         r = run_shape(args) if args.shape else run(args)
     except InputError as e:  # what was asked cannot be run: say what to do instead
@@ -514,8 +365,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a benchmark failing is still one line
         print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
-    from engine.doctor import _cpu_name
-    from engine.llm.check import build_features
     r["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(),
                     "llama_build": [k for k, on in build_features().items() if on]}
     r["argv"] = sys.argv[1:] if argv is None else argv

@@ -3,12 +3,21 @@ cold start, batched decoding, the Director's lane and LoRA adapters."""
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from engine.llm.adapters import _mem_kb, adapter_costs, synthetic_adapter
+from engine.llm.backend import GenRequest, director_lane_ctx
+from engine.llm.batch import batch_throughput
+from engine.llm.runtime import LlamaRuntime
+from engine.models.registry import bundled_model_path
+from engine.personas import DEFAULT_SAMPLING
 
 USER_LINES = [
     "I had a rough week at work and I can't switch off.", "My manager moved the deadline again.",
@@ -26,7 +35,7 @@ USER_LINES = [
 ]
 
 
-def _median(xs: list[float]) -> float:
+def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
@@ -47,7 +56,7 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
     llm.eval(ctx[:-1])  # once: each run below reuses it (generate() matches the prefix)
     decode_runs = [_decode_tps(llm, ctx, gen_tokens, seed) for seed in (1, 2, 3)]
     del llm
-    return {"prefill_tps": prefill, "decode_tps": _median(decode_runs)}
+    return {"prefill_tps": prefill, "decode_tps": median(decode_runs)}
 
 
 def _raw_llama(model_path: str, n_ctx: int, threads: int) -> Any:
@@ -60,7 +69,7 @@ def _raw_llama(model_path: str, n_ctx: int, threads: int) -> Any:
 def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
     """Plain llama.cpp decode after ``ctx`` with the companions' sampler settings, tokens/s from
     the first sampled token (generate() evaluates only what ``ctx`` adds to the cache)."""
-    from engine.personas import DEFAULT_SAMPLING as s
+    s = DEFAULT_SAMPLING
     llm.set_seed(seed)
     n, t = 0, None
     for tok in llm.generate(ctx, temp=s["temperature"], top_k=s["top_k"], top_p=s["top_p"],
@@ -73,8 +82,6 @@ def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
     return (n - 1) / max(1e-9, time.perf_counter() - t) if t is not None and n > 1 else 0.0
 
 
-# With --memory: a group lorebook keyed on the scripted conversation's words, and remembered facts
-# (one pinned), so companions read notes before their turns as they would in the app.
 class RawDecodeProbe:
     """Plain llama.cpp (its own context, the app's settings and sampler) decoding at a given
     context length, interleaved with the conversation's rounds. The synthetic context is one
@@ -82,7 +89,6 @@ class RawDecodeProbe:
     context adds."""
 
     def __init__(self, model_path: str | None, n_ctx: int, threads: int, gen_tokens: int = 32):
-        from engine.models.registry import bundled_model_path
         self.llm = _raw_llama(str(model_path or bundled_model_path()), n_ctx, threads)
         self.long = self.llm.tokenize((" ".join(USER_LINES) * 24).encode())
         self.gen_tokens = gen_tokens
@@ -96,7 +102,7 @@ class RawDecodeProbe:
         self.llm.close()
 
 
-def _cold_start(threads: int, n_ctx: int) -> float:
+def cold_start(threads: int, n_ctx: int) -> float:
     code = ("import time,sys,os;t=float(sys.argv[1]);os.environ['MASCOT_THREADS']=sys.argv[2]\n"
             "from engine.chat.group import GroupChat\nfrom engine.chat.settings import ChatSettings\n"
             "from engine.chat.backends import default_backend_factory\n"
@@ -112,8 +118,6 @@ def _cold_start(threads: int, n_ctx: int) -> float:
 def batch_speed(model: str, threads: int) -> dict[str, Any]:
     """Batched vs one-after-the-other generation of 4 independent replies (engine.llm.batch):
     4 different prompts, and 4 samples of one prompt (the training case)."""
-    from engine.llm.batch import batch_throughput
-    from engine.llm.runtime import LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
     try:
         return {"different_prompts": batch_throughput(rt, n_seq=4, max_tokens=48),
@@ -128,11 +132,6 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
     ``context_tokens`` prompt, and the time of one KV slot switch in the shared context (save the
     live slot, load another) with slots of that size, the copy the lane avoids twice per decision.
     The lane gets the size ``GroupChat`` gives the Director's lane (half the context)."""
-    import dataclasses
-    from engine.llm.adapters import _mem_kb
-    from engine.chat.backends import director_lane_ctx
-    from engine.llm.backend import GenRequest
-    from engine.llm.runtime import LlamaRuntime
     rt = LlamaRuntime(model, n_ctx=n_ctx, n_threads=threads)
     try:
         line = "User: I keep thinking about what my friend said at dinner, and I can't let it go. "
@@ -159,12 +158,6 @@ def adapter_speed(model: str, threads: int) -> dict[str, Any]:
     """Per-persona LoRA adapters over one shared base (engine.llm.adapters): memory and switch cost,
     with a synthetic rank-16 adapter written for the model (bench only; real adapters come from
     ``mascot-train``)."""
-    try:
-        from engine.llm.adapters import adapter_costs, synthetic_adapter
-    except ImportError as e:  # pragma: no cover - adapters are part of the engine
-        return {"error": str(e)}
-    import tempfile
-    from engine.llm.runtime import LlamaRuntime
     with tempfile.TemporaryDirectory() as tmp:
         path = synthetic_adapter(model, Path(tmp) / "bench-lora.gguf", rank=16)
         rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)

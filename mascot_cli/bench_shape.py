@@ -5,9 +5,9 @@ play the same conversation.
 
 Measured in one run, on one model file:
 
-* the 3-companion conversation with the Director (``bench.conversation_rounds``, as in
-  ``mascot-bench``): ``prefill_ratio``, ``ttft_growth``, the Director's share of round time and
-  round time;
+* the 3-companion conversation with the Director (``bench_conversation.conversation_rounds``,
+  as in ``mascot-bench``): ``prefill_ratio``, ``ttft_growth``, the Director's share of round
+  time and round time;
 * peer baselines replaying that conversation's transcript on one shared llama.cpp cache, the
   way SillyTavern's group modes build prompts (``replay_single_cache``): "swap" (the speaker's
   card first, then the chat) and "join" (every card joined up front, then the chat); both keep the
@@ -38,7 +38,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mascot_cli.bench_parts import _median, raw_speed
+from engine.llm.adapters import _mem_kb, adapter_costs
+from engine.llm.batch import common_prefix
+from engine.llm.chat_format import ChatFormat
+from engine.llm.runtime import LlamaRuntime, default_threads
+from engine.models.catalog import entry_need, load_catalog
+from engine.models.registry import inspect_gguf
+from mascot_cli.bench_conversation import conversation_rounds
+from mascot_cli.bench_parts import USER_LINES, median, raw_speed
+from mascot_cli.shapes import build_shape, describe
 
 SHAPE_TARGETS = {"prefill_ratio": ("<=", 1.2), "ttft_growth": ("<=", 1.5), "memory_ratio_4_agents": ("<=", 1.3),
                  "director_share": ("<=", 0.15), "adapter_decode_ratio": (">=", 0.85)}
@@ -67,8 +75,6 @@ def replay_single_cache(model: str, template: str | None, n_ctx: int, threads: i
     at ``timed_rounds``, for the round's first speaker, the time from the request to the first
     sampled token (``ttft_ms``: evaluating what the cache lacks, then sampling)."""
     import llama_cpp
-    from engine.llm.batch import common_prefix
-    from engine.llm.chat_format import ChatFormat
     fmt = ChatFormat(template, name=Path(model).name)
     llm = llama_cpp.Llama(model_path=model, n_ctx=n_ctx, n_batch=256, n_threads=threads, n_threads_batch=threads,
                           seed=1, verbose=False)
@@ -135,8 +141,6 @@ def kv_cache(model: str, n_ctx: int, threads: int, fill_tokens: int = 1024, deco
     app), prefill and decode tokens/s."""
     import llama_cpp
     from llama_cpp import _internals
-    from engine.llm.adapters import _mem_kb
-    from mascot_cli.bench_parts import USER_LINES
     base = llama_cpp.Llama(model_path=model, n_ctx=256, n_batch=256, n_threads=threads, n_threads_batch=threads,
                            verbose=False)
     text = " ".join(USER_LINES) * 40
@@ -188,12 +192,6 @@ def _memory_probe(n: int, threads: int, n_ctx: int, model: str) -> dict[str, flo
 
 
 def run_shape(args: Any) -> dict[str, Any]:
-    from engine.llm.adapters import adapter_costs
-    from engine.llm.runtime import LlamaRuntime, default_threads
-    from engine.models.registry import inspect_gguf
-    from mascot_cli.bench import conversation_rounds
-    from mascot_cli.shapes import build_shape, describe
-
     def log(s: str) -> None:
         print(f"mascot-bench: {s}", file=sys.stderr, flush=True)
     threads = args.threads or default_threads()
@@ -218,8 +216,8 @@ def run_shape(args: Any) -> dict[str, Any]:
     turns = conv["turns"]
     later = [t for t in turns if t["round"] > 1]
     q = max(1, len(later) // 4)
-    ttft_early = _median([t["ttft_ms"] for t in later[:q]])
-    ttft_late = _median([t["ttft_ms"] for t in later[-q:]])
+    ttft_early = median([t["ttft_ms"] for t in later[:q]])
+    ttft_late = median([t["ttft_ms"] for t in later[-q:]])
     round_total = sum(r["seconds"] for r in conv["rounds"])
     if args.baseline_rounds:
         timed = tuple(sorted({int(x) for x in args.baseline_rounds.split(",") if int(x) <= rounds}))
@@ -235,7 +233,7 @@ def run_shape(args: Any) -> dict[str, Any]:
                                     conv["cards"], conv["names"], timed_rounds=timed, reserve=args.max_tokens, log=log)
     log("raw llama.cpp speed ...")
     raw = raw_speed(model, n_ctx, threads, prompt_tokens=400, gen_tokens=32,
-                    decode_context=int(_median([t["prompt"] for t in later] or [400])))
+                    decode_context=int(median([t["prompt"] for t in later] or [400])))
     log("KV cache f16 / q8_0 ...")
     kv = kv_cache(model, n_ctx, threads, fill_tokens=args.kv_tokens, layers=shape["layers"],
                   kv_dim=shape["kv_heads"] * shape["head_dim"])
@@ -247,7 +245,6 @@ def run_shape(args: Any) -> dict[str, Any]:
         adapters = adapter_costs(rt, adapter_path, decode_tokens=32)
     finally:
         rt.close()
-    from engine.models.catalog import entry_need, load_catalog
     need = None
     entry = {e.id: e for e in load_catalog()}.get(args.shape)
     if entry is not None:
@@ -257,17 +254,17 @@ def run_shape(args: Any) -> dict[str, Any]:
         "adapter_file": str(adapter_path), "threads": threads, "n_ctx": n_ctx, "rounds": rounds,
         "max_tokens": args.max_tokens, "history_tokens": args.history_tokens,
         "prefill_ratio": sum(t["prefilled"] for t in later) / max(1, sum(t["new"] for t in later)),
-        "prefilled_per_turn": _median([t["prefilled"] for t in later]),
-        "prefilled_in_turn_per_turn": _median([t["prefilled_in_turn"] for t in later]),
-        "new_per_turn": _median([t["new"] for t in later]),
-        "prompt_per_turn": _median([t["prompt"] for t in later]),
-        "reply_tokens_median": _median([t["tokens"] for t in turns]),
+        "prefilled_per_turn": median([t["prefilled"] for t in later]),
+        "prefilled_in_turn_per_turn": median([t["prefilled_in_turn"] for t in later]),
+        "new_per_turn": median([t["new"] for t in later]),
+        "prompt_per_turn": median([t["prompt"] for t in later]),
+        "reply_tokens_median": median([t["tokens"] for t in turns]),
         "ttft_early_ms": ttft_early, "ttft_late_ms": ttft_late, "ttft_growth": ttft_late / ttft_early,
         "director_share": sum(r["director_s"] for r in conv["rounds"]) / max(1e-6, round_total),
-        "director_seconds_median": _median([r["director_s"] for r in conv["rounds"]]),
-        "round_seconds_median": _median([r["seconds"] for r in conv["rounds"]]),
-        "read_ahead_seconds_median": _median([r["read_ahead_s"] for r in conv["rounds"][1:]]),
-        "app_decode_tps": _median([t["decode_tps"] for t in turns if t["tokens"] >= 8 and t["decode_tps"] > 0]),
+        "director_seconds_median": median([r["director_s"] for r in conv["rounds"]]),
+        "round_seconds_median": median([r["seconds"] for r in conv["rounds"]]),
+        "read_ahead_seconds_median": median([r["read_ahead_s"] for r in conv["rounds"][1:]]),
+        "app_decode_tps": median([t["decode_tps"] for t in turns if t["tokens"] >= 8 and t["decode_tps"] > 0]),
         "raw_prefill_tps": raw["prefill_tps"], "raw_decode_tps": raw["decode_tps"],
         "rss_1_mb": mem[1]["rss_mb"], "pss_1_mb": mem[1]["pss_mb"],
         "rss_4_mb": mem[4]["rss_mb"], "pss_4_mb": mem[4]["pss_mb"],
@@ -345,7 +342,7 @@ def shape_table(r: dict[str, Any]) -> str:
         b = [x for x in r["baselines"].get(mode, []) if x["round"] > 1]
         if b:
             rows.append((f"peer {mode}: prefilled per turn (median, rounds 2+) / total vs Mascot's total",
-                         f"{_median([x['prefilled'] for x in b]):.0f} / {sum(x['prefilled'] for x in b)} vs "
+                         f"{median([x['prefilled'] for x in b]):.0f} / {sum(x['prefilled'] for x in b)} vs "
                          f"{sum(t['prefilled'] for t in r['turns'] if t['round'] > 1)}", ""))
     w = max(len(x) for x, _, _ in rows)
     lines = [f"| {'measure'.ljust(w)} | value | target |", f"|{'-' * (w + 2)}|---|---|"]
