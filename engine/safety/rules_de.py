@@ -15,8 +15,8 @@ LANG = "de"
 _NEG = r"(?:nicht|nie|niemals|kein|keine|keinen|keinesfalls)"
 _GAP = r"(?:(?!" + _NEG + r"\b)\w+ ){0,3}"
 _GAP6 = r"(?:(?!" + _NEG + r"\b)\w+ ){0,6}"
-_PILLS = (r"(?:tabletten|pillen|schlaftabletten|schlafmittel|medikamente|medis|paracetamol"
-          r"|ibuprofen|antidepressiva|beruhigungsmittel|insulin|tavor|tramadol)")
+PILLS = (r"(?:tabletten|pillen|schlaftabletten|schlafmittel|medikamente|medis|paracetamol"
+         r"|ibuprofen|antidepressiva|beruhigungsmittel|insulin|tavor|tramadol)")
 _MANY = (r"(?:alle|ganze|ganzen|packung|packungen|schachtel|dose|blister|flasche|handvoll"
          r"|zu viele|viel zu viele|\d{2,})")
 _HIGH = (r"(?:brucke|dach|hochhaus|balkon|klippe|parkhaus|turm|rand|kante|fenstersims|gleis"
@@ -279,9 +279,9 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" (?:\w+ ){0,3}(?:absichtlich|mit absicht) (?:\w+ ){0,3}(?:alle|ganze[n]?|ganzen) (?:\w+ ){0,2}"
                r"\w*(?:tabletten|pillen|medikamente)\b (?:\w+ ){0,2}(?:genommen|geschluckt)\b", "e"),
         (0.95, r"\b(?:medikamentenschrank|hausapotheke|arzneischrank|medizinschrank) (?:\w+ ){0,2}(?:leer"
-               r" gemacht|leergemacht|geleert|leer|ausgeraumt|geschluckt)\b|\b" + _PILLS
+               r" gemacht|leergemacht|geleert|leer|ausgeraumt|geschluckt)\b|\b" + PILLS
                + r" (?:\w+ ){0,3}(?:runtergespult|heruntergespult|runtergekippt)\b", "e"),
-        (0.90, r"\b(?:genug|genugend) (?:\w+ )?" + _PILLS + r" (?:\w+ ){0,2}(?:zusammen|gesammelt|beisammen)\b", "s"),
+        (0.90, r"\b(?:genug|genugend) (?:\w+ )?" + PILLS + r" (?:\w+ ){0,2}(?:zusammen|gesammelt|beisammen)\b", "s"),
         (0.85, r"\b(?:lebensversicherung|risikolebensversicherung|versicherung) (?:\w+ ){0,5}(?:bei"
                r" )?(?:suizid|selbstmord)\b(?!.*\b(?:kunde\w*|klausur|prufung|seminar|makler\w*)\b)", "n"),
         (0.90, r"\bgoldenen schuss\b", "s"),
@@ -313,7 +313,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.85, r"\b(?:notar|testament)\b.*\b(?:muss (?:ja )?(?:keiner|niemand) wissen|braucht"
                r" (?:keiner|niemand) (?:zu )?wissen) (?:wofur|warum|wieso)\b", "n"),
         # behaviour in progress
-        (0.95, r"\b(?:habe|hatte|ich) (?:\w+ ){0,6}" + _MANY + r" (?:\w+ ){0,4}" + _PILLS
+        (0.95, r"\b(?:habe|hatte|ich) (?:\w+ ){0,6}" + _MANY + r" (?:\w+ ){0,4}" + PILLS
                + r" (?:\w+ ){0,3}(?:genommen|geschluckt|eingenommen|eingeworfen|getrunken)\b",
          "e"),
         (0.95, r"\b(?:habe|hatte) (?:\w+ ){0,4}(?:rattengift|gift|frostschutzmittel|bleiche"
@@ -321,7 +321,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|unkrautvernichter|pflanzenschutzmittel|pestizid\w*) (?:\w+ ){0,2}(?:geschluckt|getrunken|genommen)\b",
          "e"),
         (0.95, r"\b(?:er|sie|freund|freundin|bruder|schwester|mutter|vater|sohn|tochter) (?:\w+ )"
-               r"{0,8}" + _MANY + r" (?:\w+ ){0,3}" + _PILLS + r" (?:\w+ ){0,2}(?:genommen"
+               r"{0,8}" + _MANY + r" (?:\w+ ){0,3}" + PILLS + r" (?:\w+ ){0,2}(?:genommen"
                r"|geschluckt)\b", "e"),
         (0.95, r"\b(?:stehe|sitze|bin|hocke|liege) (?:\w+ ){0,3}(?:auf|an|am|neben|uber) (?:der"
                r" |dem |den |einer |einem )?" + _HIGH + r"\b(?=.*\b(?:spring\w*|sprung|runter"
@@ -386,7 +386,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" tot\b", "n"),
         (0.70, r"\bware (?:\w+ )?nie geboren\b|\bnie geboren (?:worden )?(?:ware|waren)\b", "n"),
         (0.70, r"\bnicht mehr (?:aufwachen|aufzuwachen)\b", "n"),
-        (0.90, r"\bwie viele " + _PILLS + r"\b(?: \w+){0,5} (?:braucht|brauchte|brauchen|muss|reichen|reicht"
+        (0.90, r"\bwie viele " + PILLS + r"\b(?: \w+){0,5} (?:braucht|brauchte|brauchen|muss|reichen|reicht"
                r"|todlich|sterben|tot|aufwachen|aufzuwachen|aufhort|stehen bleibt|stehenbleibt)\b", "n"),
         (0.90, r"\b(?:wie|womit) (?:\w+ ){0,2}(?:am besten|schmerzlos|sicher) (?:\w+ ){0,2}"
                r"(?:sterben|umbringen|tot)\b", "n"),
@@ -461,8 +461,8 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.75, r"\b(?:von allen|von allen freunden|von meiner familie) verabschiedet\b"
                r"|\bmich (?:\w+ ){0,3}verabschiedet\b", "s"),
         # means and method
-        (0.85, r"\b(?:sammle|gesammelt|horte|gehortet|bunkere|gebunkert) (?:\w+ ){0,3}" + _PILLS
-               + r"\b|\b" + _PILLS + r" (?:\w+ ){0,3}(?:gesammelt|gehortet|gebunkert)\b", "s"),
+        (0.85, r"\b(?:sammle|gesammelt|horte|gehortet|bunkere|gebunkert) (?:\w+ ){0,3}" + PILLS
+               + r"\b|\b" + PILLS + r" (?:\w+ ){0,3}(?:gesammelt|gehortet|gebunkert)\b", "s"),
         (0.80, r"\b(?:seil|strick) (?:\w+ ){0,2}gekauft\b(?!.*\b(?:kletter\w*|boot|segel\w*"
                r"|schaukel|abschlepp\w*|hund\w*|wasche|hangematte|zelt|garten|sport|turnhalle)\b)"
                r"(?<!zum klettern gekauft)", "s"),

@@ -22,7 +22,7 @@ _APOSTROPHE_FORMS = [
     (r"\b(it|he|she|that|what|there|who|where|here|how|everyone|everybody|everything|nothing"
      r"|nobody|someone|somebody|life)'s\b", r"\1 is"),
 ]
-_APOSTROPHE_RES = [(re.compile(p), r) for p, r in _APOSTROPHE_FORMS]
+APOSTROPHE_RES = [(re.compile(p), r) for p, r in _APOSTROPHE_FORMS]
 
 # Single tokens (no apostrophe) -> replacement. Contractions, chat spelling and known misspellings.
 TOKEN_MAP: dict[str, str] = {
@@ -92,7 +92,7 @@ PHRASE_MAP = [
     (r"\bdye\b(?=\s*$| \|| lol| tonight| so bad| already)", "die"),   # "i wanna dye" (no object)
     (r"\bbe unalive\b", "be dead"),
 ]
-_PHRASE_RES = [(re.compile(p), r) for p, r in PHRASE_MAP]
+PHRASE_RES = [(re.compile(p), r) for p, r in PHRASE_MAP]
 
 # Dropped after hyperbole/seriousness markers are read, so patterns need not allow for them.
 FILLERS = frozenset({
@@ -102,8 +102,8 @@ FILLERS = frozenset({
     "so", "very", "completely", "absolutely", "simply", "sometimes", "often", "always",
     "constantly", "almost", "sincerely", "ngl", "tbh", "fr", "um", "uh",
 })
-_FILLER_PHRASES = re.compile(r"\b(?:kind of|sort of|to be honest|not gonna lie|not going to lie"
-                             r"|you know)\b")
+FILLER_PHRASES = re.compile(r"\b(?:kind of|sort of|to be honest|not gonna lie|not going to lie"
+                            r"|you know)\b")
 
 HYPERBOLE = re.compile(r"\b(?:lol+|lmao+|lmfao+|rofl|haha\w*|hehe\w*|jk|jking|xd|ha ha|/j"
                        r"|(?:just|only|i am|am) (?:kidding|joking))\b")
@@ -301,10 +301,10 @@ _TARGET = (r"(?:him|her|them|someone|somebody|people|everyone|everybody|anyone|a
            r"|(?:that|this|the|a) (?:guy|girl|man|woman|person|kid|child|stranger|cop|teacher"
            r"|bitch|bastard|asshole|prick|dude|family|class|school|baby)|my " + _KIN
            + r"|my (?:baby|kids?|children|child|son|daughter|dog|cat)|his \w+|her \w+|\w+ and \w+)")
-_PILLS = (r"(?:pills|pill|tablets|meds|medication|medications|medicine|painkillers|antidepressants"
-          r"|paracetamol|tylenol|acetaminophen|ibuprofen|advil|aspirin|insulin|xanax|benzos"
-          r"|oxy|oxycodone|opioids|sleeping pills|sleeping tablets|prescription|capsules"
-          r"|lithium|valium|codeine|co codamol|co dydramol)")
+PILLS = (r"(?:pills|pill|tablets|meds|medication|medications|medicine|painkillers|antidepressants"
+         r"|paracetamol|tylenol|acetaminophen|ibuprofen|advil|aspirin|insulin|xanax|benzos"
+         r"|oxy|oxycodone|opioids|sleeping pills|sleeping tablets|prescription|capsules"
+         r"|lithium|valium|codeine|co codamol|co dydramol)")
 _MANY = (r"(?:whole|entire|full|bottle|bottles|pack|packet|packets|box|boxes|handful|bunch|every|strip|strips"
          r"|too many|\d{2,})")
 _HIGH = (r"(?:bridge|roof|rooftop|ledge|edge|cliff|balcony|railing|tracks|train tracks|parking"
@@ -329,10 +329,10 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|smok\w*|cigarette|fag|vape|vaping|beer)\b).*?\b(?:legs|feet)"
                r" (?:\w+ ){0,3}(?:outside|over the edge|over the side|dangling|hanging over|out the window"
                r"|over the railing|over the drop)\b", "e"),
-        (0.85, r"\b(?:putting|put|set|setting|squirrell?ing|tucking) (?:\w+ ){0,3}" + _PILLS
+        (0.85, r"\b(?:putting|put|set|setting|squirrell?ing|tucking) (?:\w+ ){0,3}" + PILLS
                + r" (?:\w+ ){0,3}aside\b(?!.*\b(?:kids|children|reach|safe place|trip|holiday|vacation|travel\w*"
-               r"|pharmacist|doctor|dosette|pill ?box|organi[sz]er|morning|week)\b)|\b" + _PILLS + r" (?:\w+ ){0,2}(?:saved up|put aside|stashed"
-               r" away)\b|\b" + _PILLS + r"\b.*\b(?:nearly|almost|just about|finally) enough\b"
+               r"|pharmacist|doctor|dosette|pill ?box|organi[sz]er|morning|week)\b)|\b" + PILLS + r" (?:\w+ ){0,2}(?:saved up|put aside|stashed"
+               r" away)\b|\b" + PILLS + r"\b.*\b(?:nearly|almost|just about|finally) enough\b"
                r"(?! (?:for|to last|until|till)\b)", "s"),
         # fifth round, second step: overdose said in three words, lethality of a car or a height
         (0.85, r"\b(?:swallowed|downed|necked) (?:them|it|the lot) all\b|\b(?:swallowed|downed)"
@@ -345,7 +345,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|an accident|accidental|a heart attack)\b", "n"),
         # fifth round: lethality and access questions, means asked for evasively, calm preparation
         (0.85, r"\b(?:is|are|would|will) (?:\d{2,}|a (?:whole )?(?:bottle|box|pack|packet) of) (?:\w+ )"
-               r"{0,2}" + _PILLS + r" (?:\w+ ){0,2}(?:enough|lethal|fatal|deadly)\b", "n"),
+               r"{0,2}" + PILLS + r" (?:\w+ ){0,2}(?:enough|lethal|fatal|deadly)\b", "n"),
         (0.85, r"\b(?:do|does|would|will|can|could) (?:people|you|someone|anyone|a person|i) (?:\w+ )"
                r"{0,2}survive (?:a |the |that |this )?(?:fall|jump|drop|\d+|that|it)\b|\b(?:people|you"
                r"|someone|anyone) (?:do not|does not|would not|will not|cannot|never) survive (?:a |the )?"
@@ -366,15 +366,15 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|that was) (?:the )?last time\b", "n"),
         # behaviour in progress (level "emergency"): an overdose taken, poison, at a height now
         (0.95, r"\b(?:took|taken|take|swallowed|downed|necked|popped|ate|had|drank|drunk) (?:\w+ )"
-               r"{0,3}" + _MANY + r" (?:\w+ ){0,5}" + _PILLS + r"\b", "fe"),
+               r"{0,3}" + _MANY + r" (?:\w+ ){0,5}" + PILLS + r"\b", "fe"),
         (0.95, r"\b(?:took|taken|swallowed|downed|necked|popped) (?:\w+ ){0,2}all (?:\w+ ){0,3}"
-               + _PILLS + r"\b(?=.*\b(?:sleepy|blurry|dizzy|goodbye|bye|sorry|die|dying|end"
+               + PILLS + r"\b(?=.*\b(?:sleepy|blurry|dizzy|goodbye|bye|sorry|die|dying|end"
                r"|purpose|at once|whatever|telling|nobody|racing|eyes open|numb|shaking|shake"
                r"|heart)\b)", "fe"),
         (0.95, r"\b(?:took|taken|swallowed|downed|necked|popped) (?:\w+ ){0,2}(?:the|my) (?:\w+ )?"
-               + _PILLS + r"\b(?=.*\b(?:goodbye|bye|sorry|die|dying|end|purpose|at once"
+               + PILLS + r"\b(?=.*\b(?:goodbye|bye|sorry|die|dying|end|purpose|at once"
                r"|whatever happens|not telling|too late|no going back|cannot undo)\b)", "fe"),
-        (0.95, r"\bmixed (?:\w+ ){0,3}with (?:\w+ ){0,3}(?:whole |entire |all )?" + _PILLS
+        (0.95, r"\bmixed (?:\w+ ){0,3}with (?:\w+ ){0,3}(?:whole |entire |all )?" + PILLS
                + r"\b", "fe"),
         (0.95, r"\b(?:i |just |i just |i have |already )?(?:overdosed|took an overdose|have taken"
                r" an overdose|taken an overdose)\b(?! on (?:coffee|caffeine|sugar|chocolate|tv|netflix"
@@ -471,7 +471,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.85, r"\b(?:lethal|fatal|deadly) (?:dose|doses|amount|amounts)\b", "t"),
         (0.85, r"\b(?:gun|pistol|rifle|shotgun)\b.*\bend (?:this|it|everything|my life)\b", ""),
         (0.85, r"\b(?:saving|saved|hoarding|hoarded|stockpiling|stockpiled|collecting|collected"
-               r"|stashing|stashed|keeping|kept) (?:up )?(?:\w+ ){0,2}" + _PILLS + r"\b", "f"),
+               r"|stashing|stashed|keeping|kept) (?:up )?(?:\w+ ){0,2}" + PILLS + r"\b", "f"),
         (0.70, r"\b(?:bought|got|buying|ordered) (?:a |some |the )?(?:rope|noose|charcoal)\b(?!.*\b"
                r"(?:climb\w*|camping|camp|boat|sail\w*|swing|tow\w*|gym|skipping|jump rope|dog\w*"
                r"|laundry|hammock|bbq|barbecue|grill\w*|tent|garden|crossfit|workout)\b)", "f"),
@@ -516,7 +516,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.80, r"\bso (?:nobody|no one|noone) (?:is|has|will have|gets) (?:left|to) (?:with it|to deal"
                r" with|sort|clear|clean|deal with|sort out)\b(?!.*\b(?:holiday|trip|move|moving|party)\b)", "s"),
         # lethality: enough if all at once, exhaust on newer cars, to look natural, painless
-        (0.85, r"^(?=.*\b(?:" + _PILLS[3:-1] + r"|patches|\d+)\b).*?\b(?:is|are|would|will) (?:that|it"
+        (0.85, r"^(?=.*\b(?:" + PILLS[3:-1] + r"|patches|\d+)\b).*?\b(?:is|are|would|will) (?:that|it"
                r"|this|these|they|\d+) (?:be )?enough (?:if i (?:take|swallow|have|used?) (?:them |it )?(?:all|at once"
                r"|every)|to (?:not wake"
                r"|never wake|die|do it|end it|kill))\b", "n"),
@@ -558,7 +558,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|sea|pool|ocean)|swim\w*|bungee|parachute|paragliding|fair|dare|lol|haha|meeting|lecture)\b)", "s"),
         (0.95, r"\b(?:went|gone|jumped|threw (?:himself|herself|themselves|myself)) (?:over the side|overboard)"
                r"\b(?=.*\b(?:on purpose|deliberately|cannot see|can not see|cant see)\b)", "e"),
-        (0.85, r"^(?=.*\b(?:" + _PILLS[3:-1] + r"|pils)\b).*?\btonight (?:might|could|will|is going to|is)"
+        (0.85, r"^(?=.*\b(?:" + PILLS[3:-1] + r"|pils)\b).*?\btonight (?:might|could|will|is going to|is)"
                r" (?:be )?the night\b", "n"),
         # cars and water
         (0.85, r"^(?=.*\b(?:picture|picturing|thinking|think|want|going to|gonna|could|on purpose|urge"

@@ -14,9 +14,9 @@ LANG = "fr"
 
 _NEG = r"(?:ne|pas|jamais|aucun|aucune|non|plus)"
 _GAP = r"(?:(?!(?:pas|jamais)\b)\w+ ){0,3}"
-_PILLS = (r"(?:cachets|comprimes|medicaments|medocs|pilules|somniferes|antidepresseurs"
-          r"|anxiolytiques|paracetamol|doliprane|ibuprofene|insuline|xanax|lexomil|tramadol"
-          r"|calmants)")
+PILLS = (r"(?:cachets|comprimes|medicaments|medocs|pilules|somniferes|antidepresseurs"
+         r"|anxiolytiques|paracetamol|doliprane|ibuprofene|insuline|xanax|lexomil|tramadol"
+         r"|calmants)")
 _MANY = (r"(?:tous|toutes|toute|boite|boites|plaquette|plaquettes|flacon|tube|poignee|trop de"
          r"|\d{2,})")
 _HIGH = (r"(?:pont|toit|falaise|balcon|rebord|bord|rails|voie|quai|immeuble|tour|parking"
@@ -206,7 +206,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"(?=.*\b(?:organise|prevu|prepare|dans une semaine|bientot|demain|decide)\b)", "n"),
         (0.85, r"^(?=.*\b(?:range|notaire|codes?|resilie|lettre|explique|fille|fils|enfants?|adieu)\b)(?!.*\b(?:demenag\w*|etranger|canada"
                r"|australie|expat\w*|quebec|mutation|erasmus)\b).*?\b(?:partir|pars|part|parte) pour (?:de bon|toujours)\b", "s"),
-        (0.85, r"\b(?:" + _PILLS[3:-1] + r"|boites?)\b.*\b(?:dormir|endormir) pour (?:de bon|toujours)\b", "n"),
+        (0.85, r"\b(?:" + PILLS[3:-1] + r"|boites?)\b.*\b(?:dormir|endormir) pour (?:de bon|toujours)\b", "n"),
         # lethality: "so they think it was a heart attack"; "without failing"; "without pain"
         (0.85, r"\b(?:croira|croiront|pensera|penseront|croire|penser|dira|diront) (?:a|que ce est|que ce"
                r" etait|que) (?:\w+ ){0,2}(?:accident|crise cardiaque|mort naturelle)\b(?=.*\b(?:je|me|mon|ma"
@@ -261,15 +261,15 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|jusque a) (?:a la |aux |au |a le |la |le |les )?(?:taille|epaules|poitrine|cou|menton)\b)", "e"),
         # behaviour in progress
         (0.95, r"\b(?:je ai|je viens de|ai) (?:\w+ ){0,4}(?:avale|pris|prendre|avaler|bu|boire)"
-               r" (?:\w+ ){0,3}" + _MANY + r" (?:\w+ ){0,4}" + _PILLS + r"\b", "e"),
+               r" (?:\w+ ){0,3}" + _MANY + r" (?:\w+ ){0,4}" + PILLS + r"\b", "e"),
         (0.95, r"\b(?:je ai|je viens de|ai) (?:\w+ ){0,4}(?:avale|pris|prendre|avaler) (?:\w+ )"
-               r"{0,3}(?:\d+ )?" + _PILLS + r"\b(?=.*\b(?:" + _MANY + r"|flou|dormir|sommeil"
+               r"{0,3}(?:\d+ )?" + PILLS + r"\b(?=.*\b(?:" + _MANY + r"|flou|dormir|sommeil"
                r"|adieu|personne|trop)\b)", "e"),
         (0.95, r"\b(?:je ai|je viens de|ai) (?:\w+ ){0,3}(?:bu|avale|boire|avaler) (?:\w+ ){0,3}"
                r"(?:eau de javel|javel|poison|mort aux rats|antigel|destop|produit menager)\b",
          "e"),
         (0.95, r"\b(?:elle|il|amie|ami|frere|soeur|mere|pere|fils|fille) (?:\w+ ){0,3}(?:a|ont)"
-               r" (?:\w+ ){0,2}(?:avale|pris) (?:\w+ ){0,2}" + _MANY + r" (?:\w+ ){0,3}" + _PILLS
+               r" (?:\w+ ){0,2}(?:avale|pris) (?:\w+ ){0,2}" + _MANY + r" (?:\w+ ){0,3}" + PILLS
                + r"\b", "e"),
         (0.95, r"\b(?:je ai fait|fait|je ai pris|pris) une (?:overdose|od|surdose)\b", "e"),
         (0.95, r"\bje ai saute\b(?=.*\b(?:jambes|bouger|sang|dos|mal)\b)", "e"),
@@ -338,7 +338,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.85, r"\b(?:ne|plus) (?:\w+ )?(?:envie|veux|vouloir) (?:de )?(?:plus )?vivre\b|\bne"
                r" plus vivre\b", "n"),
         (0.70, r"\bne plus (?:me )?reveiller\b|\bplus jamais me reveiller\b", "n"),
-        (0.90, r"\bcombien de " + _PILLS + r"\b(?: \w+){0,5} (?:faut|mourir|reveiller|mortel"
+        (0.90, r"\bcombien de " + PILLS + r"\b(?: \w+){0,5} (?:faut|mourir|reveiller|mortel"
                r"|dose)\b", "n"),
         (0.75, r"\bsans moi (?:\w+ ){0,4}(?:mieux|plus heureux|plus heureuse|plus simple|plus"
                r" facile)\b", "n"),
@@ -390,7 +390,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.60, r"\btestament\b", "f"),
         # means and method
         (0.85, r"\b(?:garde|gardais|stocke|accumule|mets de cote|economise) (?:\w+ ){0,3}"
-               + _PILLS + r"\b", "s"),
+               + PILLS + r"\b", "s"),
         (0.80, r"\bachete (?:\w+ ){0,2}(?:une corde|de la corde|un fusil|une arme)\b(?!.*\b(?:escalade"
                r"|grimpe|bateau|voile|balancoire|remorqu\w*|chien|linge|hamac|tente|jardin|chasse"
                r"|sport)\b)", "s"),

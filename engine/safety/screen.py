@@ -12,8 +12,8 @@ from functools import lru_cache
 
 from . import rules_en
 from .result import CATEGORIES, CONCERN_AT, NO_RISK, URGENT_AT, SafetyResult
-from .rules_en import (_FILLER_PHRASES, _PHRASE_RES, _APOSTROPHE_RES, FILLERS, FUZZY_WORDS,
-                       HYPERBOLE, KEY_WORDS, SERIOUS, TOKEN_MAP)
+from .rules_en import (APOSTROPHE_RES, FILLER_PHRASES, FILLERS, FUZZY_WORDS, HYPERBOLE, KEY_WORDS,
+                       PHRASE_RES, SERIOUS, TOKEN_MAP)
 
 # ---------------------------------------------------------------------------------------------
 # 1. Normalisation tables
@@ -104,7 +104,7 @@ def _canon_token(tok: str) -> str:
         return TOKEN_MAP[tok]
     if tok in KEY_WORDS or not tok.isalpha():
         return tok
-    med = _medicine(tok, rules_en._PILLS, "medication")
+    med = _medicine(tok, rules_en.PILLS, "medication")
     if med:
         return med
     if re.search(r"(.)\1\1", tok):                        # "dieeee", "myselfff", "killlll"
@@ -155,7 +155,7 @@ def _fold(text: str) -> str:
 def normalise(text: str) -> str:
     """The canonical form the patterns run on: lower-case words, clauses separated by ``|``."""
     text = _fold(text)
-    for rx, rep in _APOSTROPHE_RES:
+    for rx, rep in APOSTROPHE_RES:
         text = rx.sub(rep, text)
     text = text.replace("'", "")
     text = _SPACED.sub(_join_spaced, text)
@@ -164,13 +164,13 @@ def normalise(text: str) -> str:
     text = re.sub(r"[.!?;:,()\[\]{}\"\n\r\t|]+", " | ", text)
     text = re.sub(r"[^a-z0-9|* ]+", " ", text)
     words = " ".join(_canon_token(t) for t in text.split())
-    for rx, rep in _PHRASE_RES:
+    for rx, rep in PHRASE_RES:
         words = rx.sub(rep, words)
     return re.sub(r"(?:\| )+\|", "|", words).strip(" |")
 
 
 def _strip_fillers(text: str) -> str:
-    text = _FILLER_PHRASES.sub(" ", text)
+    text = FILLER_PHRASES.sub(" ", text)
     return " ".join(t for t in text.split() if t not in FILLERS)
 
 
@@ -592,7 +592,7 @@ def _canon_light(tok: str, table) -> str:
         return table.TOKEN_MAP[tok]
     if not tok.isalpha():
         return tok
-    med = _medicine(tok, table._PILLS, table.MEDICINE_WORD)
+    med = _medicine(tok, table.PILLS, table.MEDICINE_WORD)
     if med:
         return med
     if re.search(r"(.)\1\1", tok):                        # "sterbeeeen" -> "sterben"
