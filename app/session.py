@@ -19,13 +19,14 @@ from PySide6.QtCore import QObject, Signal
 from engine.chat.backends import default_backend_factory
 from engine.chat.events import Event
 from engine.chat.group import GroupChat
-from engine.chat.settings import ChatSettings, sanitize_user_text
+from engine.chat.settings import ChatSettings
 from engine.data import delete_all
 from engine.errors import InputError, MascotError
 from engine.personas import Persona, PersonaSet, default_color, persona_from_dict
 from engine.persona_files import load_set
 from engine.llm.backend import Backend
 from engine.storage import Store
+from engine.user_text import sanitize_user_text
 
 from . import theme
 from .config import AppSettings

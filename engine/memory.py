@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from engine.errors import InputError
+from engine.user_text import sanitize_user_text
+
 FACT_BUDGET = 160          # tokens of facts in one companion note
 MAX_FACT_CHARS = 500
 SOURCES = ("typed", "pinned", "auto")
@@ -104,8 +107,6 @@ def relevant_facts(facts: list[dict[str, Any]], recent: list[str], count: Callab
 
 def check_fact(text: Any) -> str:
     """A fact's text as stored; raises InputError when it cannot be one."""
-    from engine.chat.settings import sanitize_user_text
-    from .errors import InputError
     text = " ".join(sanitize_user_text(text).split())
     if len(text) > MAX_FACT_CHARS:
         raise InputError(f"A remembered fact is at most {MAX_FACT_CHARS} characters; this one has "

@@ -53,7 +53,7 @@ def test_director_round_on_bundled_model(store, real_backend_for):
     # companions' shared context (no slot swap around each companion turn)
     runtime = real_backend_for()
     assert chat.policy().backend is runtime.lane("director")
-    from engine.chat.backends import director_lane_ctx
+    from engine.llm.backend import director_lane_ctx
     lane_ctx = chat.policy().backend.n_ctx  # its KV buffer: a quarter of the companions' (at least 1,024)
     assert lane_ctx == director_lane_ctx(runtime.n_ctx) and lane_ctx < runtime.n_ctx
     assert "__director__" not in runtime._slots and runtime._active != "__director__"

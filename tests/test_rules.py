@@ -6,7 +6,8 @@ import threading
 import pytest
 
 from engine.chat.group import GroupChat
-from engine.chat.settings import ChatSettings, sanitize_user_text
+from engine.chat.settings import ChatSettings
+from engine.user_text import sanitize_user_text
 from engine.reply.cleanup import clean_reply
 from engine.reply.prompts import note_of
 from engine.director.policies import Director, RoundState, find_addressed

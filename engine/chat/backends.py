@@ -7,12 +7,6 @@ from typing import Any, Callable
 from engine.llm.backend import Backend
 
 
-def director_lane_ctx(n_ctx: int) -> int:
-    """Context of the Director's own lane next to companions with ``n_ctx``: a quarter of it,
-    at least 1,024 tokens (see ``GroupChat._director_lane``)."""
-    return max(1024, n_ctx // 4)
-
-
 def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                             n_threads: int | None = None) -> Callable[[str | None], Backend]:
     """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime. A registered

@@ -14,21 +14,22 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
-from engine.chat.backends import default_backend_factory, director_lane_ctx
+from engine.chat.backends import default_backend_factory
 from engine.chat.companion_memory import CompanionMemory
 from engine.chat.events import (DirectorChoice, ErrorEvent, Event, MessageEvent, Notice, RoundEnd, RoundStart,
                                 SafetyAlert, Token)
-from engine.chat.settings import ChatSettings, sanitize_user_text
+from engine.chat.settings import ChatSettings
 from engine.director.policies import Decision, Policy, RoundState, make_policy
 from engine.director.transcript import director_transcript
 from engine.errors import InputError, MascotError
-from engine.llm.backend import Backend, GenRequest
+from engine.llm.backend import Backend, GenRequest, director_lane_ctx
 from engine.models.registry import director_options, director_trained_for
 from engine.personas import Persona, PersonaSet
 from engine.reply.copyguard import DEFAULT_RULE, copy_key
 from engine.reply.prompts import (TranscriptItem, companion_messages, companion_request, note_of,
                                   transcript_messages)
 from engine.reply.turn import ReplyResult, Speaker, stream_reply
+from engine.user_text import sanitize_user_text
 
 log = logging.getLogger("mascot.chat")
 DIRECTOR = "__director__"  # the Director's slot and window key

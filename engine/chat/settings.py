@@ -1,14 +1,12 @@
-"""A conversation's settings and the check every user message passes."""
+"""A conversation's settings."""
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 
 from engine.director.policies import POLICIES
 from engine.errors import InputError
 
-MAX_MESSAGE_CHARS = 100_000
 DEFAULT_HISTORY_TOKENS = 2048  # the recent transcript a companion reads (docs/architecture.md: context policy)
 MIN_HISTORY_TOKENS = 256
 
@@ -41,17 +39,3 @@ class ChatSettings:
 
     def effective_min_speakers(self) -> int:
         return min(self.min_speakers or self.max_speakers, self.max_speakers)
-
-
-def sanitize_user_text(text: str) -> str:
-    """Drop control and binary characters; keep every script and emoji. Raises InputError."""
-    if not isinstance(text, str):
-        raise InputError("The message must be text.")
-    cleaned = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cs", "Co", "Cn"))
-    cleaned = cleaned.replace("\t", " ").strip()
-    if not cleaned:
-        raise InputError("The message is empty (or only control characters); type something to send.")
-    if len(cleaned) > MAX_MESSAGE_CHARS:
-        raise InputError(f"The message is {len(cleaned):,} characters; the limit is "
-                         f"{MAX_MESSAGE_CHARS:,}. Send a shorter part.")
-    return cleaned

@@ -72,6 +72,12 @@ class Generation:
         return "".join(self)
 
 
+def director_lane_ctx(n_ctx: int) -> int:
+    """Context of the Director's own lane next to companions with ``n_ctx``: a quarter of it,
+    at least 1,024 tokens (see ``GroupChat._director_lane``)."""
+    return max(1024, n_ctx // 4)
+
+
 class Backend(Protocol):
     """Everything the engine uses of a model runner (``LlamaRuntime``, ``AdapterBackend``,
     ``FakeBackend``)."""

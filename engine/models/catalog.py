@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MascotError
+from engine.llm.backend import director_lane_ctx
 
 CATALOG_FORMAT = 1
 FIT, SLOW, NO_FIT = "fits", "may be slow", "won't fit"
@@ -225,7 +226,6 @@ def estimate(size_bytes: int, kv_per_token: int, vocab: int, *, n_ctx: int = 409
              history_tokens: int = 2048) -> MemoryNeed:
     """Memory Mascot needs to run a model of ``size_bytes`` for ``companions`` companions and
     the Director, with ``n_ctx`` tokens of context and a ``history_tokens`` window (0 = all)."""
-    from engine.chat.backends import director_lane_ctx
     slot = n_ctx if history_tokens <= 0 else min(n_ctx, history_tokens + DEFAULT_PERSONA_TOKENS)
     logits = 4 * vocab * 2  # llama.cpp's float logits for the last token, and a copy in Python
     return MemoryNeed(weights=size_bytes, kv_context=kv_per_token * n_ctx,
