@@ -47,11 +47,12 @@ def engine_fingerprint() -> str:
     from engine.director import policies, transcript
     from engine.llm import backend, choices, runtime
     from engine.reply import cleanup, copyguard, prompts, turn
-    from engine.safety import conversation, learned, resources, rules_de, rules_en, rules_fr, screen
+    from engine.safety import (conversation, learned, message, resources, rules_de, rules_en,
+                               rules_fr, screen)
     import engine.safety as safety
     return code_fingerprint(group, settings, companion_memory, policies, transcript, backend, runtime, choices,
                             cleanup, copyguard, prompts, turn, personas, lorebook, memory, recall, safety, screen,
-                            rules_en, rules_de, rules_fr, learned, conversation, resources)
+                            rules_en, rules_de, rules_fr, learned, conversation, message, resources)
 
 
 def model_identity(path: str | Path) -> str:

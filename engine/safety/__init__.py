@@ -15,7 +15,7 @@ Two layers, combined in ``assess``:
 2. **Learned** (``learned.py``, ``heads.py``, ``features.py``): three heads (risk, high,
    emergency), each logistic regressions over all-MiniLM-L6-v2 sentence embeddings computed in
    numpy and over hashed character n-grams, scored per clause, fitted on the fitted splits of
-   ``assets/safety/exemplars.jsonl`` (never ``holdout``) by ``scripts/fit_safety_classifier.py``.
+   ``assets/safety/exemplars.jsonl`` (never ``holdout``) by ``scripts/safety/fit_classifier.py``.
    A fine-tuned copy of the encoder (LoRA factors, ``assets/safety/encoder_tuned.npz``) adds its
    scores. It can raise a message the rules rate lower (paraphrases they do not know; up to
    emergency); it lowers only a rules' *suicide* concern where its ``risk`` is far below (the
@@ -32,7 +32,10 @@ Measurements and known limits: docs/safety.md.
 
 from __future__ import annotations
 
+from . import learned
+from .conversation import assess_recent
 from .gloss import language
+from .message import assess
 from .resources import (crisis_message, emergency_call, load_resources, localise_contact, localise_name,
                         resources_for)
 from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyResult
@@ -98,28 +101,10 @@ SCREENING_NOTE_BY_LANG = {
 
 def learned_available() -> bool:
     """Whether the learned layer runs here (its embedding weights are installed)."""
-    from . import learned
     return learned.available()
-
-
-def assess(text: str, *, learned: bool = True, _shortcut: bool = True) -> SafetyResult:
-    """Screen one user message (rules, then the learned layer when it is installed)."""
-    result = assess_rules(text, _shortcut=_shortcut)
-    if result.risk:
-        result = _with_source(result, "rules")
-    if not learned or not text or not text.strip() or result.emergency:   # nothing to raise
-        return result
-    from . import learned as learned_layer
-    return learned_layer.combine(text, result)
 
 
 def assess_conversation(texts: list[str], *, learned: bool = True) -> SafetyResult:
     """Screen the newest of ``texts`` (the user's recent messages, oldest first) in the light of
     the ones before it: weak signals spread over several messages add up to a check-in."""
-    from .conversation import assess_recent
     return assess_recent(texts, learned=learned)
-
-
-def _with_source(result: SafetyResult, source: str) -> SafetyResult:
-    return SafetyResult(result.risk, result.category, result.level, result.evidence,
-                        result.score, source)

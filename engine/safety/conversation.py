@@ -12,16 +12,14 @@ newest message keeps the check-in from repeating on every later, unrelated messa
 
 from __future__ import annotations
 
-from .result import CONCERN_AT, SafetyResult
+from .message import assess
+from .result import CONCERN_AT, WEAK, SafetyResult
+from .screen import assess_rules
 
 WINDOW = 6          # user messages looked at, the newest included
-WEAK = 0.25         # a message's rule score that counts as a weak signal
 
 
 def assess_recent(texts: list[str], *, learned: bool = True) -> SafetyResult:
-    from . import assess
-    from .screen import assess_rules
-
     texts = [t for t in texts if t and t.strip()][-WINDOW:]
     if not texts:
         return assess("")

@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..paths import assets_dir
+from . import rules_de, rules_en, rules_fr
+from .screen import function_words
 
 LANGS = ("de", "fr")
 _WORD = re.compile(r"[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
@@ -92,8 +94,6 @@ def language(text: str, dialect: bool = False) -> str:
     French (colloquial German shares "in", "im", "is" with English); English on a tie. With
     ``dialect``, German dialect words count for German too (the language a reply is written in;
     the learned layer's gloss keeps the guess it was fitted with)."""
-    from . import rules_de, rules_en, rules_fr
-    from .screen import function_words
     words = re.findall(r"[a-z]+", _plain(text).replace("'", " "))
     score = {lang: float(sum(1 for w in words if w in function_words(t, dialect)))
              for lang, t in (("en", rules_en), ("de", rules_de), ("fr", rules_fr))}

@@ -30,14 +30,14 @@ import threading
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from .. import cpu
 from ..paths import assets_dir
 from . import heads as heads_mod
-from .result import CONCERN_AT, LEVELS, URGENT_AT, SafetyResult
+from .gloss import for_encoder, language
+from .result import CONCERN_AT, LEVELS, URGENT_AT, WEAK, SafetyResult
 from .screen import denied, everyday_purpose
 
 LEVEL_RANK = {lv: i for i, lv in enumerate(LEVELS)}
@@ -476,7 +476,6 @@ def encoder_text(text: str, heads: heads_mod.Heads) -> str:
     """What the encoder reads: German and French as their English gloss (``gloss.py``) when the
     heads were fitted that way."""
     if heads.meta.get("gloss"):
-        from .gloss import for_encoder
         return for_encoder(text)
     return text
 
@@ -504,7 +503,6 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
     z = scores(text) if heads is not None else None
     if z is None:
         return result
-    from .gloss import language
     lang = language(text)
     purpose = result.level == "none" and (z["high"] >= heads.jump(lang) or z["risk"] >= heads.thresholds[0]) \
         and everyday_purpose(text)
@@ -515,7 +513,6 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
             and len(heads.thresholds) > 4 and z["risk"] < heads.thresholds[4]:
         # the veto: the rules' suicide concern on an idiom or a story (abuse, self-harm kept)
         # a weak signal still, for the conversation-level screen, as an earlier flagged message
-        from .conversation import WEAK
         return SafetyResult(False, None, "none", result.evidence, min(result.score, WEAK + 0.1), "learned")
     if LEVEL_RANK[level] <= LEVEL_RANK[result.level]:
         return result

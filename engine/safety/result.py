@@ -10,6 +10,9 @@ CATEGORIES = ("suicide", "self_harm", "violence_from_others", "violence_to_other
 LEVELS = ("none", "concern", "urgent", "emergency")
 URGENT_AT = 0.8
 CONCERN_AT = 0.4
+# A message's rule score that counts as a weak signal for the conversation-level screen
+# (conversation.py); a message the learned layer vetoes still counts as one.
+WEAK = 0.25
 
 
 @dataclass(frozen=True)

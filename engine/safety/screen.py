@@ -10,10 +10,11 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from . import rules_en
+from ..paths import assets_dir
+from . import rules_de, rules_en, rules_fr
 from .result import CATEGORIES, CONCERN_AT, NO_RISK, URGENT_AT, SafetyResult
-from .rules_en import (APOSTROPHE_RES, FILLER_PHRASES, FILLERS, FUZZY_WORDS, HYPERBOLE, KEY_WORDS,
-                       PHRASE_RES, SERIOUS, TOKEN_MAP)
+from .rules_en import (APOSTROPHE_RES, FILLER_PHRASES, FILLERS, FUZZY_WORDS, KEY_WORDS, PHRASE_RES,
+                       TOKEN_MAP)
 
 # ---------------------------------------------------------------------------------------------
 # 1. Normalisation tables
@@ -69,7 +70,6 @@ def _elongation_candidates(tok: str):
 
 
 def medicines_path():
-    from ..paths import assets_dir
     return assets_dir() / "safety" / "medicines.txt"
 
 
@@ -544,10 +544,8 @@ def denied(text: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=1)
-def _tables() -> tuple:
-    from . import rules_de, rules_fr
-    return (rules_en, rules_de, rules_fr)
+# Every screened language's tables, English first.
+TABLES = (rules_en, rules_de, rules_fr)
 
 
 @lru_cache(maxsize=None)
@@ -562,7 +560,7 @@ def _languages(text: str) -> list:
     the message's words as the best language's (all of them when none is recognised), so that
     German "Suizid" rules do not fire on an English sentence and vice versa."""
     words = re.findall(r"[a-z]+", _fold(text).replace("'", " "))
-    tables = _tables()
+    tables = TABLES
     counts = [sum(1 for w in words if w in function_words(t)) for t in tables]
     top = max(counts)
     if top == 0:
