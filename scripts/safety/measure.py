@@ -1,15 +1,16 @@
-"""Score the risk screen on the labelled exemplar set (assets/safety/exemplars.jsonl).
+"""Score the risk screen on the labelled sets (assets/safety/exemplars.jsonl, the blind sets).
 
-    .venv/bin/python scripts/safety_eval.py --split dev2              # a fitted split
-    .venv/bin/python scripts/safety_eval.py --split dev --rules-only  # without the learned layer
-    .venv/bin/python scripts/safety_eval.py --split dev --misses      # what to work on next
-    .venv/bin/python scripts/safety_eval.py --latency                 # ms per message
-    .venv/bin/python scripts/safety_eval.py --split holdout --report  # held-out: everything, once
+    .venv/bin/python scripts/safety/measure.py --split dev2              # a fitted split
+    .venv/bin/python scripts/safety/measure.py --split dev --rules-only  # without the learned layer
+    .venv/bin/python scripts/safety/measure.py --split dev --misses      # what to work on next
+    .venv/bin/python scripts/safety/measure.py --latency                 # ms per message
+    .venv/bin/python scripts/safety/measure.py --latency --rules-only    # the rules alone
+    .venv/bin/python scripts/safety/measure.py --split holdout --report  # held-out: everything, once
 
-All splits live in assets/safety/exemplars.jsonl: ``train``, ``dev`` (tuned on), ``dev2`` (the
-first blind set, folded in after it was scored) and ``holdout``, which nothing is fitted or tuned
-on: it is for measuring a frozen screen (``--report``: both screens' tables, the confusion,
-latency on its messages and the wrong messages).
+The exemplars' splits: ``train``, ``dev`` (tuned on), ``dev2`` (the first blind set, folded in
+after it was scored) and ``holdout``, which nothing is fitted or tuned on: it is for measuring a
+frozen screen (``--report``: both screens' tables, the confusion, latency on its messages and the
+wrong messages). A blind set (``--split blind8``) is read from its own file.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file, not with -m
 
 from engine import safety  # noqa: E402
-from engine.safety import exemplars as ex  # noqa: E402
+from scripts.safety import exemplars as ex  # noqa: E402
 
 
 def _pct(hits: int, total: int) -> str:

