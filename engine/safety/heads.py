@@ -1,5 +1,5 @@
 """The learned layer's heads: what ``assets/safety/classifier.npz`` holds and how a message is
-scored with it (numpy only; the file is written by scripts/fit_safety_classifier.py).
+scored with it (numpy only; the file is written by scripts/safety/fit_classifier.py).
 
 Three heads, each the sum of two logistic regressions, each scaled by the spread of its
 out-of-fold logits so that neither dominates:
@@ -41,17 +41,17 @@ class Heads:
     char_sd: np.ndarray        # (3,)
     thresholds: np.ndarray     # (4,) risk, high, emer, jump (learned.learned_level); (5,) + veto
     meta: dict
-    # nearest neighbours (sixth round): unit embeddings of the fitted emergency + urgent messages
+    # nearest neighbours: unit embeddings of the fitted emergency + urgent messages
     # and of the fitted level-none ones; ``high`` adds ``nn_scale`` times the difference of the
     # mean cosine of the ``nn_k`` nearest of each (None: no neighbours in the file)
     nn_pos: np.ndarray | None = None
     nn_neg: np.ndarray | None = None
     nn_k: int = 3
     nn_scale: float = 0.0
-    # the fine-tuned encoder's logits (seventh round, learned.scores) join each head times
+    # the fine-tuned encoder's logits (learned.scores) join each head times
     # ``ft_scale`` (3,) (None: not used)
     ft_scale: np.ndarray | None = None
-    # ninth round: the ``jump`` threshold per detected language (gloss.language), in the order of
+    # the ``jump`` threshold per detected language (gloss.language), in the order of
     # JUMP_LANGS (None: ``thresholds[3]`` for all); German and French are read through a gloss,
     # so their scores are spread differently
     lang_jump: np.ndarray | None = None

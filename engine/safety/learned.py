@@ -10,10 +10,10 @@ The classifier (``assets/safety/classifier.npz``, see ``heads.py``; written by
 scripts/safety/fit_classifier.py from the fitted splits, never the ``holdout`` split) has three
 heads, ``risk`` (concern or higher), ``high`` (urgent or higher) and ``emer`` (emergency), each
 over the MiniLM embedding and hashed character n-grams, scored on the whole message and on each
-clause, with thresholds chosen on out-of-fold scores. Since the seventh round a LoRA-tuned copy
-of the encoder (``tuned``) scores the whole message and its logits join the heads. The layer
-raises the rules' level (``high`` alone makes *urgent*, with a stricter threshold when the rules
-saw nothing; ``emer`` on top makes an urgent message an *emergency*, whoever made it urgent) and
+clause, with thresholds chosen on out-of-fold scores. A LoRA-tuned copy of the encoder
+(``tuned``) scores the whole message and its logits join the heads. The layer raises the
+rules' level (``high`` alone makes *urgent*, with a stricter threshold when the rules saw
+nothing; ``emer`` on top makes an urgent message an *emergency*, whoever made it urgent) and
 lowers only a rules' *suicide* concern, to none, where ``risk`` is below the veto threshold.
 """
 
@@ -44,8 +44,8 @@ LEVEL_RANK = {lv: i for i, lv in enumerate(LEVELS)}
 
 EMBEDDER = "all-MiniLM-L6-v2"
 MAX_TOKENS = 256                 # the model's max_seq_length (sentence_bert_config.json)
-# The heads were fitted on chat-length messages (the longest exemplar has 43 tokens); on much
-# longer text they drift (600 repeats of a neutral sentence scored 0.96), so the rules judge it.
+# The heads were fitted on chat-length messages; on much longer text they drift (a neutral
+# sentence repeated many times scores as risky), so the rules judge it alone.
 MAX_LEARNED_TOKENS = 96
 # The tuned encoder is overconfident on very short messages ("I walked by the river." scored as an
 # emergency): it reads messages of at least this many words; shorter ones get the frozen heads.
@@ -190,7 +190,7 @@ GELU_BLOCK = 16384   # elements per block: the temporaries of one block stay in 
 
 def _gelu(h: np.ndarray) -> np.ndarray:
     """Exact (erf) GELU of a contiguous float32 array, in place, a cache-sized block at a time
-    (three times faster than whole arrays here, the same numbers)."""
+    (faster than whole arrays, the same numbers)."""
     flat = h.reshape(-1)
     for i in range(0, flat.size, GELU_BLOCK):
         _gelu_block(flat[i:i + GELU_BLOCK])
@@ -360,7 +360,7 @@ def blas_threads(rows: int) -> int:
 class BlasLimit:
     """BLAS on ``threads`` threads (one unless ``blas_threads`` says two) for these small
     matrices: several OpenBLAS threads on a busy CPU (the app runs llama.cpp beside it) made one
-    message take 10x longer. Restored afterwards."""
+    message take many times longer. Restored afterwards."""
 
     def __init__(self, threads: int = 1):
         self.threads = threads

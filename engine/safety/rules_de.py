@@ -49,8 +49,8 @@ TOKEN_MAP: dict[str, str] = {
     "toedlich": "todlich", "schlaftablette": "schlaftabletten", "tabs": "tabletten",
     "steh": "stehe", "sitz": "sitze", "hock": "hocke", "lieg": "liege", "werf": "werfe",
     "spring": "springe", "beend": "beende", "uberdoses": "uberdosis",
-    "mocht": "mochte", "nimmer": "nicht mehr",   # eighth round: "ich möcht nimmer leben"
-    # tenth round: dialect (Bavarian, Austrian, Berlin, Swiss) in the words of risk
+    "mocht": "mochte", "nimmer": "nicht mehr",   # "ich möcht nimmer leben"
+    # dialect (Bavarian, Austrian, Berlin, Swiss) in the words of risk
     "i": "ich", "mog": "mag", "nimma": "nicht mehr", "nimmi": "nicht mehr", "nume": "nicht mehr",
     "lebn": "leben", "wui": "will", "hob": "habe", "hot": "hat", "gsogt": "gesagt",
     "gsagt": "gesagt", "daschlogt": "erschlagt", "daschlagt": "erschlagt", "derschlagt": "erschlagt",
@@ -135,7 +135,7 @@ NOT_PAST = re.compile(r"\b(?:jetzt|wieder|immer noch|noch immer|heute|gerade|sei
                       r"|zuletzt|in letzter zeit)\b")
 
 IDIOMS = [
-    # tenth round: a parachute or bungee jump, jumping over one's own shadow
+    # a parachute or bungee jump, jumping over one's own shadow
     r"\bspring\w* (?:\w+ ){0,6}(?:fallschirm\w*|bungee\w*|tandem\w*)\b|\b(?:fallschirm|bungee)\w* (?:\w+ ){0,2}spring\w*\b",
     r"\bspring\w* (?:\w+ ){0,3}uber (?:meinen|seinen|ihren|deinen|den|unseren) (?:eigenen )?schatten\b",
     # a rope bought for climbing, said before the purchase ("Klettersteig am Samstag, neues Seil gekauft")
@@ -167,7 +167,7 @@ IDIOMS = [
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
-        # eighth round: a weapon loaded and at hand, a blade on the skin, legs over a drop, now
+        # a weapon loaded and at hand, a blade on the skin, legs over a drop, now
         (0.95, r"^(?=.*(?<!nicht )\b(?:geladen|entsichert)\b)(?=.*\b(?:vor mir|neben mir|in der hand|in meiner"
                r" hand|zwischen (?:den|meinen) knien|auf dem schoss|auf meinem schoss|im mund|an der"
                r" schlafe|an meiner schlafe|an den kopf|am kopf|auf dem tisch)\b)(?!.*\b(?:schiessstand"
@@ -185,7 +185,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.85, r"\b(?:rattengift|gift|frostschutzmittel|bleiche|abflussreiniger|pflanzenschutzmittel)\b"
                r".*\b(?:(?:werde|will|wurde) (?:ich )?(?:es |das |ihn |sie )?(?:\w+ ){0,3}(?:nehmen|trinken"
                r"|schlucken)|(?:nehme|trinke|schlucke) ich (?:es|das|ihn|sie))\b", "s"),
-        # tenth round: families the older blind sets showed the rules missing in all three languages
+        # families of risk the rules missed in all three languages:
         # goodbye messages other than letters; scheduled to send; a last time kept secret
         (0.85, r"^(?!.*\b(?:kolleg\w*|team|firma|job|arbeit\w*|ruhestand|rente|umzug|ausland|verein"
                r"|abteilung|buro|kunde\w*|praktikum|schule|klasse|abschiedsfeier|karte|trainer\w*|lehrer\w*"
@@ -290,7 +290,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|hangematte|wasche|vorhang|lampe|kletter\w*|boxsack|heu|ballen|flaschenzug)\b).*?\bhangt"
                r" (?:\w+ ){0,2}(?:am|an dem|uber dem|uber den|an der|am dach) (?:balken|fenstergitter|gitter"
                r"|dachbalken|heizungsrohr|rohr|haken|treppengelander|trager)\b", "e"),
-        # fifth round, second step: overdose said in three words, lethality of a height, pain
+        # overdose said in three words, lethality of a height, pain
         (0.85, r"\b(?:alle|alles|die ganze packung) (?:geschluckt|genommen|eingeworfen)(?= *(?:\||$))"
                r"|\bgenommen(?: \|)? alle(?= *(?:\||$))", "f"),
         (0.85, r"\b(?:aus|ab|von) welche[mrn]? (?:stockwerk|stock|hohe|etage|brucke)\b.*\b(?:tot"
@@ -300,7 +300,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" (?:das |es )?(?:weh|schmerzhaft)\b", "n"),
         (0.80, r"\bdamit es (?:\w+ ){0,2}wie (?:ein )?(?:versehen|unfall|herzinfarkt) aussieht\b"
                r"|\bsieht das (?:dann )?(?:\w+ )?aus wie (?:ein )?(?:versehen|unfall|herzinfarkt)\b", "n"),
-        # fifth round: lethality and access questions, means asked for evasively, calm preparation
+        # lethality and access questions, means asked for evasively, calm preparation
         (0.85, r"\buberlebt man (?:\w+ ){0,4}(?:sturz|fall|sprung|\d+)\b|\b(?:damit|dass) man"
                r" (?:es |das )?(?:sicher |bestimmt |garantiert )?nicht (?:mehr )?uberlebt\b", "t"),
         (0.85, r"\b(?:seil|strick|kabel|helium\w*|holzkohle|tabletten|waffe|pistole|munition"
@@ -496,7 +496,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
     "violence_from_others": [
         (0.85, r"\b(?:zundet|zunden|zunde) (?:er|sie|die|der)? ?(?:\w+ ){0,3}(?:haus|wohnung|auto|laden) an"
                r" (?:wenn|falls)\b", "n"),
-        # eighth round: a reported threat to kill ("wenn ich was sag bringt er mich um"; "der Stau
+        # a reported threat to kill ("wenn ich was sag bringt er mich um"; "der Stau
         # bringt mich um" stays an idiom: a threat needs "(hat gesagt,) wenn", "gedroht" or "ernst";
         # "gesagt" itself is a filler)
         (0.85, r"^(?=.*\b(?:hat (?:mir |uns )?(?:wenn|dass|falls)|gedroht|droht|drohte|ernst|angst|sagt|sagte"
@@ -538,7 +538,7 @@ BOOSTERS: dict[str, list[tuple[float, str]]] = {
 }
 
 # Function words that tell the language of a message (see screen._languages).
-# Dialect function words (tenth round): the rules read "i mog nimma lebn" as German too
+# Dialect function words: the rules read "i mog nimma lebn" as German too
 # (screen._languages); the learned layer's language (gloss.language) counts STOPWORDS only.
 DIALECT = frozenset({
     "mog", "nimma", "nimmer", "ned", "hob", "hot", "ick", "nich", "dit", "wos", "mei",

@@ -317,7 +317,7 @@ _WANT = (r"(?:want to|wish i could|would like to|need to|have to|am going to|goi
 
 RULES: dict[str, list[tuple[float, str, str]]] = {
     "suicide": [
-        # eighth round: a gun loaded and at hand, legs over a drop, pills put aside until "enough"
+        # a gun loaded and at hand, legs over a drop, pills put aside until "enough"
         (0.95, r"^(?=.*(?<!not )(?<!unloaded )\b(?:loaded|cocked|safety off|safety is off)\b)(?=.*\b(?:in my lap|on my lap"
                r"|in my hand|in my hands|in my mouth|to my head|against my head|at my temple|under my chin"
                r"|in front of me|next to me|beside me|between my knees)\b)(?!.*\b(?:range|hunt\w*|club"
@@ -334,7 +334,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|pharmacist|doctor|dosette|pill ?box|organi[sz]er|morning|week)\b)|\b" + PILLS + r" (?:\w+ ){0,2}(?:saved up|put aside|stashed"
                r" away)\b|\b" + PILLS + r"\b.*\b(?:nearly|almost|just about|finally) enough\b"
                r"(?! (?:for|to last|until|till)\b)", "s"),
-        # fifth round, second step: overdose said in three words, lethality of a car or a height
+        # overdose said in three words, lethality of a car or a height
         (0.85, r"\b(?:swallowed|downed|necked) (?:them|it|the lot) all\b|\b(?:swallowed|downed)"
                r" (?:all of them|the lot)(?= *(?:\||$))", "f"),
         (0.85, r"\bhow long (?:does it take|would it take|until|before)\b.*\b(?:closed garage|exhaust"
@@ -343,7 +343,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r"|bleed out|jump|overdose)\b", "n"),
         (0.80, r"\b(?:make it|want it to|it to|would it|will it) (?:look|seem) (?:like )?(?:natural"
                r"|an accident|accidental|a heart attack)\b", "n"),
-        # fifth round: lethality and access questions, means asked for evasively, calm preparation
+        # lethality and access questions, means asked for evasively, calm preparation
         (0.85, r"\b(?:is|are|would|will) (?:\d{2,}|a (?:whole )?(?:bottle|box|pack|packet) of) (?:\w+ )"
                r"{0,2}" + PILLS + r" (?:\w+ ){0,2}(?:enough|lethal|fatal|deadly)\b", "n"),
         (0.85, r"\b(?:do|does|would|will|can|could) (?:people|you|someone|anyone|a person|i) (?:\w+ )"
@@ -491,7 +491,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
                r" longer|for long)\b", "n"),
         (0.85, r"\b(?:stepping|step|jump|jumping|throw myself) in front of (?:it|one|the next one)\b",
          "f"),
-        # tenth round: families the older blind sets showed the rules missing in all three languages
+        # families of risk the rules missed in all three languages:
         # a goodbye message of one's own; for when I'm not here; goodbyes kept secret; scheduled
         (0.85, r"^(?!.*\b(?:work|job|team|colleagues?|coworkers?|boss|retir\w*|leaving do|card|class"
                r"|school|students?|teacher|moving|abroad|office|company|coach|club|camp|season)\b).*?"
@@ -835,7 +835,7 @@ RULES: dict[str, list[tuple[float, str, str]]] = {
         (0.55, r"\bdeserve (?:the )?(?:pain|to hurt|to suffer|to be hurt|to bleed)\b", "s"),
     ],
     "violence_from_others": [
-        # eighth round: a reported threat of serious violence ("said he'd break both my legs")
+        # a reported threat of serious violence ("said he'd break both my legs")
         (0.85, r"^(?=.*\b(?:said|says|told me|threatened|swore|swears)\b)(?!.*\b(?:lol|haha\w*|late"
                r"|room|homework|phone|grades|joking|kidding)\b).*?(?:\b(?:he|she|they) (?:will|would|is"
                r" going to|was going to)|\b(?:hell|shell|theyll|hed|shed|theyd)) (?:\w+ ){0,2}(?:break"
