@@ -1,7 +1,8 @@
 """The layers' import rules (.importlinter): engine/ never imports Qt, the app, training,
 evaluation or the terminal front ends; inside engine/, chat > director > reply > llm, and the
 side modules never import engine.chat; app/ and mascot_cli/ talk to engine/ only;
-training/evaluation never import a front end."""
+training/evaluation never import a front end; nothing in the product imports the lab (scripts/)."""
+import ast
 import configparser
 import os
 import shutil
@@ -22,7 +23,7 @@ def lint(cwd: Path) -> subprocess.CompletedProcess:
 def test_the_layers_keep_their_import_rules():
     r = lint(ROOT)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    assert "6 kept, 0 broken" in r.stdout
+    assert "7 kept, 0 broken" in r.stdout
 
 
 def test_a_qt_import_in_the_engine_breaks_the_contract(tmp_path):
@@ -46,3 +47,32 @@ def test_a_qt_import_in_the_engine_breaks_the_contract(tmp_path):
     assert "app/ talks to engine/ only: no training, no evaluation BROKEN" in r.stdout
     assert "llama.cpp BROKEN" in r.stdout  # the layers contract: llm must not import chat
     assert "engine's side modules never import engine.chat BROKEN" in r.stdout
+
+
+PRODUCT = ("engine", "app", "training", "evaluation", "mascot_cli")
+
+
+def lab_imports(root: Path) -> list[str]:
+    """Every import of the lab (``scripts``, the crisis screen's ``scripts.safety``) in the
+    product's modules under ``root``, at the top or inside a function."""
+    found = []
+    for pkg in PRODUCT:
+        for path in sorted((root / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module or ""]
+                else:
+                    continue
+                found += [f"{path.relative_to(root)}:{node.lineno} {name}" for name in names
+                          if name == "scripts" or name.startswith("scripts.")]
+    return found
+
+
+def test_nothing_in_the_product_imports_the_lab(tmp_path):
+    (tmp_path / "engine" / "safety").mkdir(parents=True)
+    (tmp_path / "engine" / "safety" / "screen.py").write_text(
+        "def fit():\n    from scripts.safety import exemplars\n")
+    assert lab_imports(tmp_path) == ["engine/safety/screen.py:2 scripts.safety"]
+    assert lab_imports(ROOT) == []
