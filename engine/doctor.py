@@ -10,6 +10,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from engine.llm import check as llama_check
+from engine.models.registry import ModelRegistry, bundled_model_path
+from engine.paths import user_dir
+from engine.storage import Store
+
 # CPU flags worth naming in a report (the kernels llama.cpp may use).
 CPU_FLAGS = ("sse4_2", "avx", "f16c", "fma", "bmi2", "avx2", "avx_vnni", "avx512f", "avx512vbmi",
              "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16", "neon", "asimd")
@@ -62,9 +67,6 @@ def _cpu_name() -> str:
 
 def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str, str]]:
     """(label, value) rows; every row is filled even when a part is broken."""
-    from engine.llm import check as llama_check
-    from engine.paths import user_dir
-
     rows: list[tuple[str, str]] = []
     add = lambda k, v: rows.append((k, v))  # noqa: E731
     add("Mascot", _version("mascot"))
@@ -81,7 +83,6 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     add("CPU flags", " ".join(f for f in CPU_FLAGS if f in flags) or "unknown")
     if probe:
         try:
-            from engine.models.registry import bundled_model_path
             result = llama_check.check(bundled_model_path())
             state = {True: "passed", False: "FAILED", None: "undecided"}[result["ok"]]
             when = "cached" if result["cached"] else "run now"
@@ -98,8 +99,6 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     mem = _memory()
     add("RAM", f"{_size(mem[1])} available of {_size(mem[0])}" if mem else "unknown")
     try:
-        from engine.models.registry import ModelRegistry
-        from engine.storage import Store
         reg = ModelRegistry(Store())
         for m in reg.list():
             line = f"{m.path} ({_size(m.size or 0)}, {m.quantization or '?'})"

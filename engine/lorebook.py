@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable
 
-from .errors import CardError, PersonaError
+from .errors import CardError, InputError, PersonaError
 
 MAX_ENTRIES = 256
 MAX_CONTENT_CHARS = 4000
@@ -246,7 +246,6 @@ def check_entry(entry: dict[str, Any], where: str = "Lorebook entry") -> dict[st
     """One entry as typed in the editor, checked against the spec and the card limits (the
     same ``parse_book``), normalised; raises InputError with one line. A keyless entry that is
     not constant could never fire, so it is refused too."""
-    from .errors import InputError
     if not str(entry.get("content") or "").strip():
         raise InputError(f"{where}: write what the companions should read (the entry's text).")
     try:

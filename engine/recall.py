@@ -68,7 +68,7 @@ def method() -> str:
     asked = os.environ.get("MASCOT_RECALL", "").strip().lower()
     if asked == "words":
         return "words"
-    from .safety import learned
+    from .safety import learned  # numpy: loaded at the first recall, not with the engine
     return "minilm" if learned.model_dir() is not None else "words"
 
 
@@ -82,7 +82,7 @@ _persisted: "weakref.WeakKeyDictionary[Any, set[tuple[int, str]]]" = weakref.Wea
 
 
 def _embed(texts: list[str]) -> list[Any] | None:
-    from .safety import learned
+    from .safety import learned  # numpy, as in method()
     out: list[Any] = []
     for i in range(0, len(texts), EMBED_BATCH):
         vecs = learned.embed(texts[i:i + EMBED_BATCH])

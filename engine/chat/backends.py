@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from engine.llm.adapters import AdapterBackend
 from engine.llm.backend import Backend
+from engine.llm.runtime import RuntimePool
+from engine.models.registry import ModelRegistry, bundled_model_path
 
 
 def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                             n_threads: int | None = None) -> Callable[[str | None], Backend]:
     """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime. A registered
     LoRA adapter resolves to its base model's runtime with the adapter applied per request."""
-    from engine.models.registry import ModelRegistry, bundled_model_path
-    from engine.llm.runtime import RuntimePool
     pool = RuntimePool(n_ctx=n_ctx, n_threads=n_threads)
     registry = ModelRegistry(store) if store is not None else None
     adapters: dict[tuple[str, str], Backend] = {}
@@ -26,7 +27,6 @@ def default_backend_factory(store: Any = None, n_ctx: int = 4096,
                 runtime = pool.get(info.path)
                 key = (runtime.path, adapter.path)
                 if key not in adapters:
-                    from engine.llm.adapters import AdapterBackend
                     adapters[key] = AdapterBackend(runtime, adapter.path, name=adapter.name)
                 return adapters[key]
             return pool.get(info.path)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from engine import safety
 from engine.chat.events import Remembered
 from engine.errors import InputError
+from engine.lorebook import parse_book, persona_book
+from engine.memory import MAX_FACT_CHARS, check_fact, extract_facts, fact_line, relevant_facts, words
 from engine.personas import Persona, PersonaSet
+from engine.recall import Candidate, recall_lines
 from engine.reply.prompts import TranscriptItem, first_item
 
 Count = Callable[[str], int]
@@ -43,7 +47,6 @@ class CompanionMemory:
 
     def lorebooks(self, persona: Persona) -> list[Any]:
         """The persona's card lorebook and the group's, parsed once."""
-        from engine.lorebook import parse_book, persona_book
         key = (persona.name, id(persona))
         if key not in self._books:
             books = [persona_book(persona)]
@@ -71,7 +74,6 @@ class CompanionMemory:
         and the user's earlier messages before its window (``window_start``) that bear on it."""
         if not self.enabled:
             return []
-        from engine.memory import fact_line, relevant_facts
         user = self.user_name
         recent = [t.text for t in items[-50:]]
         lines: list[str] = []
@@ -91,7 +93,6 @@ class CompanionMemory:
         """The user's earlier messages no longer in the window (before item ``start``, or in the
         group's past conversations) that bear on the user's last message (engine.recall); not a
         message that holds a fact already in the note (``noted``: facts are clauses of messages)."""
-        from engine.recall import Candidate, recall_lines
         last = next((t for t in reversed(items) if t.role == "user"), None)
         if last is None:
             return []
@@ -108,7 +109,6 @@ class CompanionMemory:
         """A message's content words for recall (cached by message)."""
         hit = self._recall_cache.get(key)
         if hit is None or hit[0] != text:
-            from engine.memory import words
             hit = self._recall_cache[key] = (text, words(text))
         return hit[1]
 
@@ -117,7 +117,6 @@ class CompanionMemory:
         about the few best matches: the screen takes tens of ms a message)."""
         ok = self._recall_safe.get(cand.text)
         if ok is None:
-            from engine import safety
             ok = self._recall_safe[cand.text] = not safety.assess(cand.text).risk
         return ok
 
@@ -131,7 +130,6 @@ class CompanionMemory:
     def remember(self, text: str, *, message_id: int | None = None, pinned: bool | None = None) -> int:
         """Store a fact the user gave: typed (``text``) or a message they pinned (``message_id``;
         a pinned message is kept as a pinned fact). Returns its id."""
-        from engine.memory import MAX_FACT_CHARS, check_fact
         if self.store is None:
             raise InputError("This chat is not saved (--no-save), so it cannot remember facts.")
         if message_id is not None:
@@ -147,7 +145,6 @@ class CompanionMemory:
         """Facts the user just stated (``memory.extract_facts``), stored and announced."""
         if self.store is None or not self.enabled:
             return
-        from engine.memory import extract_facts
         known = {f["text"].casefold() for f in self.store.memories(self.group.name)}
         for fact in extract_facts(text):
             if fact.casefold() in known:

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Iterator
 
+from engine import safety
 from engine.chat.backends import default_backend_factory
 from engine.chat.companion_memory import CompanionMemory
 from engine.chat.events import (DirectorChoice, ErrorEvent, Event, MessageEvent, Notice, RoundEnd, RoundStart,
@@ -24,7 +25,7 @@ from engine.director.transcript import director_transcript
 from engine.errors import InputError, MascotError
 from engine.llm.backend import Backend, GenRequest, director_lane_ctx
 from engine.models.registry import director_options, director_trained_for
-from engine.personas import Persona, PersonaSet
+from engine.personas import Persona, PersonaSet, persona_from_dict
 from engine.reply.copyguard import DEFAULT_RULE, copy_key
 from engine.reply.prompts import (TranscriptItem, companion_messages, companion_request, note_of,
                                   transcript_messages)
@@ -97,7 +98,6 @@ class GroupChat:
 
     # -- state --------------------------------------------------------------------------------
     def _load(self, cid: int) -> None:
-        from engine.personas import persona_from_dict
         conv = self.store.conversation(cid)
         rows = self.store.members(cid)
         if rows:
@@ -264,7 +264,6 @@ class GroupChat:
                        seconds=round(time.perf_counter() - t_round, 3))
 
     def _round(self, text: str, cancel: threading.Event, spoken: list[str]) -> Iterator[Event]:
-        from engine import safety
         # the user's recent messages, this one last: weak signals over several add up
         verdict = safety.assess_conversation([t.text for t in self.transcript if t.role == "user"])
         safety_directive = ""
@@ -365,7 +364,6 @@ class GroupChat:
                            latency_ms=round((time.perf_counter() - t0) * 1000, 1))
 
     def _safety_alert(self, verdict: Any) -> SafetyAlert:
-        from engine import safety
         lang = self._user_language()
         resources = safety.resources_for(verdict, self.settings.region)
         return SafetyAlert(category=verdict.category, level=verdict.level, evidence=verdict.evidence,
@@ -377,7 +375,6 @@ class GroupChat:
 
     def _user_language(self) -> str:
         """The language of the user's last message (en, de or fr), for the crisis texts."""
-        from engine import safety
         said = next((t.text for t in reversed(self.transcript) if t.role == "user"), "")
         return safety.message_language(said)
 
@@ -386,7 +383,6 @@ class GroupChat:
         (``safety.crisis_message``; a small local model cannot be trusted to respond safely to a
         person at risk), posted under the first active companion's name, saying plainly that
         the companions are AI."""
-        from engine import safety
         alert = self._safety_alert(verdict)
         yield alert
         lead = next((p for p in self.members if p.name not in self.muted), self.members[0])

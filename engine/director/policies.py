@@ -40,6 +40,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from engine.errors import InputError
 from engine.llm.backend import Backend, GenRequest
 
 if TYPE_CHECKING:
@@ -481,7 +482,6 @@ def make_policy(name: str, backend: Backend | None = None, seed: int | None = No
     """The policy called ``name``. ``director`` holds Director options (``directive_mode``,
     ``balance_prior``: ``engine.models.registry.director_options`` reads them from a trained Director's
     manifest); the other policies take none."""
-    from engine.errors import InputError
     if name == "director":
         if backend is None:
             raise InputError("The director policy needs a model.")

@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 from engine.errors import ModelError
+from engine.models.registry import bundled_model_path
 
 PROBE_TIMEOUT_S = 120
 REBUILD_HINT = "Rebuild it portably: make rebuild-llama (or reinstall Mascot's desktop build)."
@@ -105,7 +106,6 @@ _FLAG_NAMES = {"SSE3": "pni", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2", "F
 
 def probe_model(model_path: str | Path) -> Path:
     """The smallest model to probe with: the bundled one when installed, else the one being loaded."""
-    from engine.models.registry import bundled_model_path
     try:
         return bundled_model_path()
     except ModelError:

@@ -34,11 +34,13 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from engine.llm.chat_format import ChatFormat
-from engine.llm.choices import ChoiceDecoding
 from engine import cpu
 from engine.errors import Cancelled, ModelError
 from engine.llm.backend import GenRequest, Generation, GenStats
+from engine.llm.chat_format import ChatFormat
+from engine.llm.check import ensure_llama_works, probe_model
+from engine.llm.choices import ChoiceDecoding
+from engine.models import registry
 
 def default_threads() -> int:
     env = os.environ.get("MASCOT_THREADS")
@@ -73,8 +75,7 @@ class LlamaRuntime(ChoiceDecoding):
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int | None = None,
                  seed: int = 1234, max_slots: int = 16):
-        from engine.models.registry import inspect_gguf
-        info = inspect_gguf(model_path, compute_hash=False)  # refuse broken files before C code
+        info = registry.inspect_gguf(model_path, compute_hash=False)  # refuse broken files before C code
         # the template is checked before loading: one that cannot render a group chat is refused
         # with what failed (never replaced by ChatML; engine/llm/chat_format.py)
         self.format = ChatFormat(info.chat_template or None, name=Path(model_path).name)
@@ -85,7 +86,6 @@ class LlamaRuntime(ChoiceDecoding):
         except ImportError:
             raise ModelError("llama-cpp-python is not installed; run `make run` or "
                              "`pip install llama-cpp-python`.") from None
-        from engine.llm.check import ensure_llama_works, probe_model
         ensure_llama_works(probe_model(model_path))  # a CPU that refuses the build: one line, no SIGILL
         n_ctx = min(n_ctx, info.context_length) if info.context_length else n_ctx
         threads = n_threads or default_threads()
@@ -253,8 +253,7 @@ class LlamaRuntime(ChoiceDecoding):
         with self.lock:
             handle = self.adapters.get(key)
             if handle is None:
-                from engine.models.registry import inspect_adapter
-                info = inspect_adapter(key, compute_hash=False)  # refuse broken files before C code
+                info = registry.inspect_adapter(key, compute_hash=False)  # refuse broken files before C code
                 if info.architecture != self.info.architecture:
                     raise ModelError(f"{key}: the adapter is for '{info.architecture}' models, not "
                                      f"{self.name} ({self.info.architecture}).")

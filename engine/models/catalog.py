@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import MascotError
+from engine.errors import MascotError, ModelError
 from engine.llm.backend import director_lane_ctx
+from engine.paths import assets_dir
 
 CATALOG_FORMAT = 1
 FIT, SLOW, NO_FIT = "fits", "may be slow", "won't fit"
@@ -89,7 +90,6 @@ def catalog_path() -> Path:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen and (Path(frozen) / "assets" / "models" / "catalog.json").is_file():
         return Path(frozen) / "assets" / "models" / "catalog.json"
-    from engine.paths import assets_dir
     return assets_dir() / "models" / "catalog.json"
 
 
@@ -148,7 +148,6 @@ def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
     every wanted key is found."""
     import mmap
     import struct
-    from engine.errors import ModelError
     out: dict[str, Any] = {}
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:

