@@ -55,7 +55,7 @@ def _memory() -> tuple[int, int] | None:
         return None
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
             if line.startswith("model name"):
@@ -78,7 +78,7 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     feats = llama_check.build_features()
     on = [k for k, v in feats.items() if v]
     add("llama.cpp build", ", ".join(on) if on else ("unknown" if not feats else "no SIMD features"))
-    add("CPU", f"{_cpu_name()}, {os.cpu_count()} threads")
+    add("CPU", f"{cpu_name()}, {os.cpu_count()} threads")
     flags = llama_check.cpu_flags()
     add("CPU flags", " ".join(f for f in CPU_FLAGS if f in flags) or "unknown")
     if probe:

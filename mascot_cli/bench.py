@@ -49,9 +49,9 @@ from typing import Any
 
 from engine.chat.group import GroupChat
 from engine.chat.settings import DEFAULT_HISTORY_TOKENS, ChatSettings
-from engine.doctor import _cpu_name
+from engine.doctor import cpu_name
 from engine.errors import InputError
-from engine.llm.adapters import _mem_kb
+from engine.llm.adapters import mem_kb
 from engine.llm.check import build_features
 from engine.llm.runtime import default_threads
 from engine.models.registry import bundled_model_path
@@ -69,7 +69,7 @@ TARGETS = {"decode_ratio": (">=", 0.95), "prefill_ratio": ("<=", 1.2), "ttft_gro
 
 def _mem() -> dict[str, float]:
     """RSS and PSS in MB (engine.llm.adapters reads /proc/self/smaps_rollup); peak RSS elsewhere."""
-    kb = _mem_kb()
+    kb = mem_kb()
     if kb["rss"]:
         return {"rss_mb": kb["rss"] / 1024, "pss_mb": kb["pss"] / 1024}
     import resource
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a benchmark failing is still one line
         print(f"Error: benchmark failed ({type(e).__name__}: {e})", file=sys.stderr)
         return 1
-    r["machine"] = {"cpu": _cpu_name(), "cores": os.cpu_count(),
+    r["machine"] = {"cpu": cpu_name(), "cores": os.cpu_count(),
                     "llama_build": [k for k, on in build_features().items() if on]}
     r["argv"] = sys.argv[1:] if argv is None else argv
     print(shape_table(r) if args.shape else table(r))

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.llm.adapters import _mem_kb, adapter_costs, synthetic_adapter
+from engine.llm.adapters import mem_kb, adapter_costs, synthetic_adapter
 from engine.llm.backend import GenRequest, director_lane_ctx
 from engine.llm.batch import batch_throughput
 from engine.llm.runtime import LlamaRuntime
@@ -144,9 +144,9 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
             with rt.lock:
                 rt._switch_to("a" if i % 2 == 0 else "b")
         switch_ms = (time.perf_counter() - t0) * 100
-        before = _mem_kb()
+        before = mem_kb()
         rt.lane("director", director_lane_ctx(n_ctx)).generate(dataclasses.replace(req, slot="__director__")).text()
-        after = _mem_kb()
+        after = mem_kb()
         return {"context_tokens": rt.count_tokens(text), "slot_switch_ms": round(switch_ms, 2),
                 "lane_pss_mb": round((after["pss"] - before["pss"]) / 1024, 1),
                 "lane_rss_mb": round((after["rss"] - before["rss"]) / 1024, 1)}

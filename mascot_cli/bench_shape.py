@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.llm.adapters import _mem_kb, adapter_costs
+from engine.llm.adapters import mem_kb, adapter_costs
 from engine.llm.batch import common_prefix
 from engine.llm.chat_format import ChatFormat
 from engine.llm.runtime import LlamaRuntime, default_threads
@@ -153,9 +153,9 @@ def kv_cache(model: str, n_ctx: int, threads: int, fill_tokens: int = 1024, deco
             p.n_ctx = n_ctx
             p.type_k = p.type_v = KV_TYPES[kv]
             p.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if fa else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-            before = _mem_kb()
+            before = mem_kb()
             ctx = _internals.LlamaContext(model=base._model, params=p, verbose=False)
-            made = _mem_kb()
+            made = mem_kb()
             batch = _internals.LlamaBatch(n_tokens=256, embd=0, n_seq_max=1, verbose=False)
             t0 = time.perf_counter()
             for a in range(0, len(toks), 256):

@@ -90,15 +90,15 @@ class Rollouts:
 
 def is_adapter(path: str | Path) -> bool:
     """Whether the GGUF at ``path`` is a LoRA adapter (``general.type = adapter``)."""
-    from engine.models.registry import _close_reader, _field, _open_reader
+    from engine.models.registry import close_reader, reader_field, open_reader
     try:
-        reader = _open_reader(Path(path))
+        reader = open_reader(Path(path))
     except Exception:  # not a readable GGUF: the runtime says why when it loads it
         return False
     try:
-        return _field(reader, "general.type") == "adapter"
+        return reader_field(reader, "general.type") == "adapter"
     finally:
-        _close_reader(reader)
+        close_reader(reader)
 
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:

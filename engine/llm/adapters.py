@@ -69,7 +69,7 @@ class AdapterBackend:
         return self.runtime.prefill(dataclasses.replace(req, adapter=self.adapter), cancel)
 
 
-def _mem_kb() -> dict[str, int]:
+def mem_kb() -> dict[str, int]:
     """Rss and Pss of this process in kB, from /proc/self/smaps_rollup (zeros where absent)."""
     out = {"rss": 0, "pss": 0}
     try:
@@ -136,11 +136,11 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
         for req in (plain_a, plain_b):  # plain personas first: their memory is not the adapter's
             turn(req)
         out["decode_tps_plain"] = decode_tps(plain_a)
-        before = _mem_kb()
+        before = mem_kb()
         t = time.perf_counter()
         runtime.load_adapter(key)
         out["load_ms"] = round((time.perf_counter() - t) * 1000, 3)
-        loaded = _mem_kb()
+        loaded = mem_kb()
         out["rss_load_mb"] = round((loaded["rss"] - before["rss"]) / 1024, 2)
         out["pss_load_mb"] = round((loaded["pss"] - before["pss"]) / 1024, 2)
         with runtime.lock:
@@ -161,7 +161,7 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
         out["first_token_ms_from_adapter"] = round(statistics.median(from_lora), 2)
         out["turns"] = turns
         out["decode_tps_adapter"] = decode_tps(lora)
-        used = _mem_kb()
+        used = mem_kb()
         out["rss_used_mb"] = round((used["rss"] - before["rss"]) / 1024, 2)
         out["pss_used_mb"] = round((used["pss"] - before["pss"]) / 1024, 2)
     finally:

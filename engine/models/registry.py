@@ -96,7 +96,7 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def _field(reader: Any, key: str) -> Any:
+def reader_field(reader: Any, key: str) -> Any:
     f = reader.fields.get(key)
     if f is None:
         return None
@@ -171,9 +171,9 @@ def inspect_gguf(path: str | Path, *, name: str | None = None, compute_hash: boo
     return info
 
 
-def _open_reader(path: Path) -> Any:
+def open_reader(path: Path) -> Any:
     """A ``GGUFReader`` for ``path`` after the cheap checks (exists, magic, size); ModelError
-    (one line) otherwise. Close it with ``_close_reader``."""
+    (one line) otherwise. Close it with ``close_reader``."""
     if not path.exists():
         raise ModelError(f"{path}: no such file; check the path.")
     if path.is_dir():
@@ -198,7 +198,7 @@ def _open_reader(path: Path) -> Any:
     return reader
 
 
-def _close_reader(reader: Any) -> None:
+def close_reader(reader: Any) -> None:
     mm = getattr(reader, "data", None)
     if hasattr(mm, "_mmap") and mm._mmap is not None:
         try:
@@ -210,11 +210,11 @@ def _close_reader(reader: Any) -> None:
 def gguf_fields(path: str | Path, keys: tuple[str, ...] | list[str]) -> dict[str, Any]:
     """The values of some header fields of a GGUF file (None where absent). ModelError if the
     file is not a readable GGUF."""
-    reader = _open_reader(Path(path).expanduser())
+    reader = open_reader(Path(path).expanduser())
     try:
-        return {k: _field(reader, k) for k in keys}
+        return {k: reader_field(reader, k) for k in keys}
     finally:
-        _close_reader(reader)
+        close_reader(reader)
 
 
 def _check_tensors(reader: Any, path: Path, size: int) -> None:
@@ -227,26 +227,26 @@ def _check_tensors(reader: Any, path: Path, size: int) -> None:
 
 
 def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
-    reader = _open_reader(path)
+    reader = open_reader(path)
     size = path.stat().st_size
     try:
-        if _field(reader, "general.type") == "adapter":
+        if reader_field(reader, "general.type") == "adapter":
             raise ModelError(f"{path}: a LoRA adapter, not a model; register it over its base model "
                              f"with `mascot models add-adapter {path.name} --base MODEL`.")
-        arch = str(_field(reader, "general.architecture") or "")
+        arch = str(reader_field(reader, "general.architecture") or "")
         if not arch:
             raise ModelError(f"{path}: the GGUF file names no architecture; it is not a usable model.")
         if arch not in SUPPORTED_ARCHITECTURES:
             raise ModelError(f"{path}: architecture '{arch}' is not a chat model llama.cpp can run "
                              "here; pick a GGUF of a supported text model (e.g. Llama, Qwen, Gemma).")
         _check_tensors(reader, path, size)
-        ctx = _field(reader, f"{arch}.context_length")
-        template = _field(reader, "tokenizer.chat_template") or ""
-        quant = _quant_name(_field(reader, "general.file_type"), reader)
+        ctx = reader_field(reader, f"{arch}.context_length")
+        template = reader_field(reader, "tokenizer.chat_template") or ""
+        quant = _quant_name(reader_field(reader, "general.file_type"), reader)
         params = sum(int(t.n_elements) for t in reader.tensors)
-        label = name or str(_field(reader, "general.name") or path.stem)
+        label = name or str(reader_field(reader, "general.name") or path.stem)
     finally:
-        _close_reader(reader)
+        close_reader(reader)
     return ModelInfo(
         name=_slug(label), path=str(path.resolve()), sha256=sha256_file(path) if compute_hash else "",
         size=size, architecture=arch, context_length=int(ctx or 0), quantization=quant,
@@ -259,18 +259,18 @@ def inspect_adapter(path: str | Path, *, name: str | None = None, compute_hash: 
     ``adapter.type = lora``). Raises ModelError (one line). ``kind`` is "lora"; ``base`` is left
     empty (the registry fills it in)."""
     path = Path(path).expanduser()
-    reader = _open_reader(path)
+    reader = open_reader(path)
     size = path.stat().st_size
     try:
-        kind = _field(reader, "general.type")
+        kind = reader_field(reader, "general.type")
         if kind != "adapter":
             raise ModelError(f"{path}: not a LoRA adapter (general.type is '{kind or 'unset'}'); "
                              "give an adapter GGUF (see training/adapter_gguf.py), or add a model "
                              "with `mascot models add`.")
-        atype = _field(reader, "adapter.type")
+        atype = reader_field(reader, "adapter.type")
         if atype != "lora":
             raise ModelError(f"{path}: adapter type '{atype}' is not supported; only LoRA adapters are.")
-        arch = str(_field(reader, "general.architecture") or "")
+        arch = str(reader_field(reader, "general.architecture") or "")
         if arch not in SUPPORTED_ARCHITECTURES:
             raise ModelError(f"{path}: the adapter is for architecture '{arch or 'unset'}', which is not "
                              "a chat model llama.cpp can run here.")
@@ -279,10 +279,10 @@ def inspect_adapter(path: str | Path, *, name: str | None = None, compute_hash: 
         if odd:
             raise ModelError(f"{path}: tensor '{odd[0]}' is not a LoRA matrix; the adapter is damaged "
                              "or not a plain LoRA.")
-        quant = _quant_name(_field(reader, "general.file_type"), reader)
+        quant = _quant_name(reader_field(reader, "general.file_type"), reader)
         params = sum(int(t.n_elements) for t in reader.tensors)
     finally:
-        _close_reader(reader)
+        close_reader(reader)
     return ModelInfo(
         name=_slug(name or path.stem), path=str(path.resolve()),
         sha256=sha256_file(path) if compute_hash else "", size=size, architecture=arch,
