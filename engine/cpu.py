@@ -1,6 +1,6 @@
 """Whether a local model is generating in this process. The crisis screen's encoder takes the
 second core for a long message only while none is: two jobs at once on two cores slow each other
-about tenfold."""
+(docs/memory.md)."""
 
 from __future__ import annotations
 

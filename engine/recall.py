@@ -35,8 +35,8 @@ COMMON = 0.2            # a word in more than this share of the candidates is no
 EMBED_MODEL = "all-MiniLM-L6-v2"
 EMBED_MIN = 0.40        # cosine below this is not recalled (chosen on the benchmark, docs/memory.md)
 EMBED_BATCH = 16        # messages per encoder call (the crisis screen waits for the encoder meanwhile)
-EMBED_MAX_NEW = 32      # at most this many messages embedded for one turn (~30 ms each on a busy
-                        # 2-core machine; a backlog of past conversations is embedded over later turns)
+EMBED_MAX_NEW = 32      # at most this many messages embedded for one turn (a backlog of past
+                        # conversations is embedded over later turns; docs/memory.md)
 METHODS = ("minilm", "words")
 
 
@@ -196,7 +196,7 @@ def recall_lines(query_text: str, cands: list[tuple[Candidate, set[str]]], user_
     lines, left = [], budget
     ranked_ = ranked(query_text, cands, store, how)
     kept = []
-    for x in ranked_[:RECALL_TOP * 4]:  # asked lazily: the screen costs tens of ms a message
+    for x in ranked_[:RECALL_TOP * 4]:  # asked lazily: the screen's cost, docs/memory.md
         if len(kept) == RECALL_TOP:
             break
         if allowed(x[1]):

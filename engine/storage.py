@@ -24,7 +24,7 @@ class Store:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else db_path()
         self._lock = threading.RLock()
-        # sqlite-utils imports pandas and numpy when they are installed (0.1-0.4 s), so it is
+        # sqlite-utils imports pandas and numpy when they are installed (slow), so it is
         # imported where a database opens, not when the terminal commands start
         import sqlite_utils
         try:

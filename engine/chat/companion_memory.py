@@ -114,7 +114,7 @@ class CompanionMemory:
 
     def _recallable(self, cand: Any) -> bool:
         """Whether a message may be recalled: never one the safety screen flags (asked only
-        about the few best matches: the screen takes tens of ms a message)."""
+        about the few best matches, for the screen's cost: docs/memory.md)."""
         ok = self._recall_safe.get(cand.text)
         if ok is None:
             ok = self._recall_safe[cand.text] = not safety.assess(cand.text).risk

@@ -53,7 +53,7 @@ DIRECTIVE_MAX_CHARS = 90
 # (each persona's goals plus generic group moves); docs/director.md, "Simplifications".
 SMALL_MODEL_PARAMS = 1_000_000_000
 # "auto" also turns to the menu when the model writes slower than this (tokens/s): a written
-# directive (~25 tokens) would then keep the next companion waiting 2 s or more (docs/performance.md, 3B)
+# directive would then keep the next companion waiting (docs/performance.md)
 FREE_TEXT_MIN_TPS = 12.0
 GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody has made yet",
                       "Ask {user} one gentle question", "Build on the previous reply without repeating it")
@@ -61,7 +61,7 @@ GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody ha
 # than a generic directive with the bundled model (docs/director.md).
 NO_DIRECTIVE = ""
 # The participation prior, in nats per reply beyond the quietest allowed companion (``balance_bias``):
-# a fixed prior the trained policy learns on top of; why 6, measured: docs/director.md (run v8, v9).
+# a fixed prior the trained policy learns on top of; why 6: docs/director.md.
 BALANCE_PRIOR = 6.0
 DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
                    "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
@@ -390,12 +390,11 @@ class Director(Policy):
                  reply_chars: int = DIRECTOR_REPLY_CHARS) -> list[dict[str, str]]:
         """System prompt, then the transcript, one message per turn; nothing after it. Companion
         replies appear as their gist (``reply_gist``: first sentence, at most ``reply_chars``
-        characters; 0 = whole), the user's messages whole. The
-        decision is generated right after the last turn, so a decision prefills only what was
-        said since the previous one (no per-decision question to read: measured, that question
-        was half of the Director's time). The rules (who may speak now, END) are enforced by
-        the constrained output, not by the prompt. Each of the user's messages opens with how
-        often each companion had spoken before it (``turns`` of the item, see
+        characters; 0 = whole), the user's messages whole. The decision is generated right after
+        the last turn, so a decision prefills only what was said since the previous one (no
+        per-decision question to read; docs/director.md). The rules (who may speak now, END) are
+        enforced by the constrained output, not by the prompt. Each of the user's messages opens
+        with how often each companion had spoken before it (``turns`` of the item, see
         ``annotate_turns``; stable text, so the KV cache stays a prefix). The note comes first
         because it is known before the user writes: the app reads it ahead, with the message's
         "User:", while the user types (``GroupChat.warm``: an item with ``open`` set, last, is

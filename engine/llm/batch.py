@@ -36,7 +36,7 @@ take a few steps alone to catch up (at most ``CATCH_UP`` behind a larger group),
 together. K samples of one prompt are always in step. Greedy results then equal
 ``runtime.generate`` token for token (tested). With ``exact=False`` every live stream shares
 every step; results differ from ``runtime.generate`` only by that rounding, which can flip a
-near-tie (measured: 1 of 8 greedy 64-token replies diverged after ~40 tokens). Sampled texts
+near-tie (docs/performance.md, batched generation). Sampled texts
 follow the same distribution as ``runtime.generate`` but not its random draws (llama.cpp's RNG
 is not reproduced); with a seed they are reproducible, whatever the batch composition.
 
@@ -46,8 +46,8 @@ Limits, stated honestly:
   sends those to ``backend.generate`` one by one; ``BatchGenerator.generate`` refuses them. A
   generator can instead hold one adapter for all its sequences (``adapter=``, set on its own
   context), which is how an ``AdapterBackend`` persona's replies are batched.
-* Memory: the KV cache holds ``n_seq * n_ctx`` cells (about 23 kB per cell for the bundled
-  135M model in f16), allocated up front; size ``n_ctx`` to the prompts (``generate_many``
+* Memory: the KV cache holds ``n_seq * n_ctx`` cells (their size: docs/performance.md),
+  allocated up front; size ``n_ctx`` to the prompts (``generate_many``
   does).
 * On a CPU the gain is modest: a step of several sequences costs much more than a step of one
   (at this model size the matrix products are mostly compute-bound, not limited by reading the

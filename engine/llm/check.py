@@ -50,7 +50,7 @@ def library_files() -> list[Path]:
                   if p.is_file() and (".so" in p.name or p.suffix in (".dll", ".dylib")))
 
 
-PROBE_VERSION = 2  # part of the cache key: a changed probe asks again (v1 missed AMX)
+PROBE_VERSION = 2  # part of the cache key: a changed probe asks again
 
 
 @functools.lru_cache(maxsize=1)  # the installed library does not change while Mascot runs
@@ -220,7 +220,7 @@ def probe_main(model_path: str) -> int:
     import llama_cpp
     t0 = time.perf_counter()
     # A prompt of ~100 tokens read in one batch, then single-token decodes: some kernels (AMX
-    # tiles) run only for batches of 32+ tokens (a 2-token prompt passed where a chat died).
+    # tiles) run only for batches of 32+ tokens, which a short prompt would never reach.
     llm = llama_cpp.Llama(model_path=model_path, n_ctx=512, n_batch=256, n_ubatch=256,
                           n_threads=min(4, os.cpu_count() or 1), verbose=False)
     prompt = " ".join(f"Line {i}: the tide came in and the gulls were loud." for i in range(8))

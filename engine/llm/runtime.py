@@ -132,9 +132,8 @@ class LlamaRuntime(ChoiceDecoding):
 
         The copy goes into the buffer this slot was saved in last time when it still fits
         (allocated with ``SLOT_HEADROOM``; the unused end is never written, so the OS does not
-        back it with memory). Measured: faulting in a fresh 60 MB buffer costs ~45 ms, the
-        copy itself ~8 ms, so reuse makes a switch late in a conversation several times
-        cheaper. A buffer only ever holds its own slot's state."""
+        back it with memory): a fresh buffer's page faults cost more than the copy itself
+        (docs/performance.md). A buffer only ever holds its own slot's state."""
         import numpy as np
         llm, lc = self.llm, self._llama_cpp
         n = llm.n_tokens
@@ -232,7 +231,7 @@ class LlamaRuntime(ChoiceDecoding):
         pages are shared through the page cache: the lane adds its own context (KV cells it
         uses, compute buffers), not a second copy of the weights. llama.cpp clears the whole KV
         buffer when it creates a context, so the lane's memory is its full ``n_ctx`` of KV cells
-        (about 23 kB a cell for the bundled model): give it only the context its role needs
+        (docs/performance.md): give it only the context its role needs
         (default: this runtime's). Created once per name; closed with this runtime."""
         with self.lock:
             rt = self._lanes.get(name)
@@ -337,8 +336,7 @@ class LlamaRuntime(ChoiceDecoding):
         llm.n_tokens = common
         llm._ctx.kv_cache_seq_rm(-1, common, -1)
         # chunks of PREFILL_CHUNK (a Stop is checked between them); a shorter tail is folded into
-        # the chunk before it: one batch of 100 tokens took ~18% less time than 64 + 36
-        # (measured at ~2,400 tokens of context), and a turn usually reads ~50-130 new tokens
+        # the chunk before it: one batch costs less than two (docs/performance.md)
         step = self.PREFILL_CHUNK
         starts = list(range(0, len(todo), step))
         if len(starts) > 1 and len(todo) - starts[-1] < step:

@@ -35,7 +35,7 @@ from engine.paths import assets_dir
 
 CATALOG_FORMAT = 1
 FIT, SLOW, NO_FIT = "fits", "may be slow", "won't fit"
-APP_BYTES = 350 * 1024 * 1024     # Python, Qt, llama.cpp's compute graph (measured ~300 MB for the app)
+APP_BYTES = 350 * 1024 * 1024     # Python, Qt, llama.cpp's compute graph (docs/models.md)
 DEFAULT_PERSONA_TOKENS = 512      # a persona's system prompt and turn notes, roughly
 HEADROOM = 0.9                    # only 90% of memory counts (Jan's rule)
 

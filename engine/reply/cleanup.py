@@ -17,8 +17,7 @@ PARAGRAPH_END = re.compile(r"(?<=\S)[ \t]*\n[ \t]*\n")
 # a start that may still become a label ("Mi…" of "Mia:", "(…" of "(Mia's reply)"), a last
 # line or sentence that may still become "Theo:", and a "<|…" that may be a special token are
 # held back until they are settled. Everything else is shown at once, so the first words appear
-# about as soon as they are decoded (a fixed holdback of 24 characters used to delay the first
-# visible token by ~6 decoded tokens: 100-250 ms depending on the context length).
+# about as soon as they are decoded (docs/performance.md, streaming without a fixed holdback).
 _ECHO_LEAD = 80  # an echo ("(Mia's response)", "(Mia responds to the request for a reply)") names itself within this
 _LEAD_ECHO = re.compile(r"\s*\(([^()\n]{0,%d})" % (_ECHO_LEAD + 90))
 _ECHO_WORD = re.compile(r"[^()\n]{0,%d}(?:response|reply|note|turn)" % _ECHO_LEAD, re.IGNORECASE)
