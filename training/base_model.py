@@ -18,26 +18,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from training.common import TrainError, is_done, mark_done, progress
+from engine.models.registry import bundled_model_path
+from training.common import TrainError, convert_to_gguf, progress
 from training.config import BaseConfig, save_config
-
-
-def base_dir(out: Path) -> Path:
-    return Path(out) / "base"
-
-
-def hf_dir(out: Path) -> Path:
-    return base_dir(out) / "hf"
-
-
-def base_gguf(out: Path) -> Path:
-    return base_dir(out) / "base-f16.gguf"
+from training.layout import base_dir, base_gguf, hf_dir, is_done, mark_done
 
 
 def _bundled_tokenizer(tmp: Path) -> Any:
     from transformers import AutoTokenizer
-
-    from engine.models.registry import bundled_model_path
     gguf = bundled_model_path()
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
@@ -87,7 +75,6 @@ def build_tiny(cfg: BaseConfig, dest: Path, seed: int = 0) -> None:
 
 def fetch_source(source: str, dest: Path) -> str:
     """Fill ``dest`` with an HF model folder from ``source``; returns a description of it."""
-    from engine.models.registry import bundled_model_path
     if source in ("bundled", "default", ""):
         gguf = bundled_model_path()
         dequantize_gguf(gguf, dest)
@@ -117,7 +104,6 @@ def fetch_source(source: str, dest: Path) -> str:
 
 def run(cfg: BaseConfig, out: Path, seed: int = 0) -> Path:
     """Run the stage (skipped when already finished). Returns the stage folder."""
-    from training.export import convert_to_gguf
     folder = base_dir(out)
     if is_done(folder):
         return folder

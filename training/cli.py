@@ -30,9 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MascotError
-
+from training.common import (progress, quiet_libraries, read_json, require_train_extra, set_threads,
+                             write_json)
 from training.config import (STAGES, TOP_LEVEL, PipelineConfig, add_options, from_dict, merge,
                      namespace_to_nested, read_yaml, save_config, tiny_preset, to_dict)
+from training.director_config import DirectorConfig, resolve_config
+from training.judge_fit import run as fit_judge
+from training.judges.learned import LongerWins, load_preferences, make_judge
+from training.judges.rubric import agreement, load_pairs
+from training.layout import MANIFEST, METRICS, export_dir, reward_dir
 
 STAGE_INFO = {
     "base": ("training.base_model", "HF weights of the base model (+ its f16 GGUF)"),
@@ -71,7 +77,6 @@ def make_parser() -> argparse.ArgumentParser:
     _common(pp)
     for stage in STAGES:
         add_options(pp, hints[stage], prefix=stage + ".")
-    from training.director_config import DirectorConfig
     dp = sub.add_parser("director", help="train the Director with GRPO on group rewards, export, register",
                         description="Train the Director with GRPO on group-level rewards (docs/director.md).")
     _common(dp)
@@ -135,7 +140,6 @@ def run_pipeline(cfg: PipelineConfig) -> dict[str, Any]:
     save_config(out, cfg)
     import time
 
-    from training.common import read_json, write_json
     timings_path = out / "timings.json"
     timings = read_json(timings_path) if timings_path.is_file() else {}
     for stage in STAGES:
@@ -153,16 +157,15 @@ def run_pipeline(cfg: PipelineConfig) -> dict[str, Any]:
 
 def summary(out: Path) -> dict[str, Any]:
     """The headline numbers of a finished run."""
-    from training.common import read_json
     s: dict[str, Any] = {"out": str(out)}
     if (out / "timings.json").is_file():
         s["seconds"] = read_json(out / "timings.json")
-    rm = out / "reward" / "metrics.json"
+    rm = reward_dir(out) / METRICS
     if rm.is_file():
         m = read_json(rm)
         s["reward_model_eval_accuracy"] = m.get("eval_accuracy")
         s["reward_model_eval_pairs"] = m.get("eval_pairs")
-    for manifest in sorted((out / "export").glob("*/manifest.json")):
+    for manifest in sorted(export_dir(out).glob("*/" + MANIFEST)):
         m = read_json(manifest)
         s.setdefault("exports", {})[m["persona"]] = {
             "name": m["name"], "fidelity": m["metrics"].get("fidelity"),
@@ -172,10 +175,6 @@ def summary(out: Path) -> dict[str, Any]:
 
 
 def judge_agreement(specs: list[str], json_path: str | None, pair_set: str = "smoke") -> list[dict[str, Any]]:
-    from training.judges.rubric import agreement, load_pairs
-
-    from training.common import progress
-    from training.judges.learned import LongerWins, load_preferences, make_judge
     pairs = load_pairs() if pair_set == "smoke" else load_preferences(pair_set)
     results = []
     for spec in specs:
@@ -193,19 +192,18 @@ def judge_agreement(specs: list[str], json_path: str | None, pair_set: str = "sm
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     try:
-        from training.common import quiet_libraries, require_train_extra, set_threads
         require_train_extra()
         quiet_libraries()
         if args.command == "judge-agreement":
             judge_agreement(args.judge or ["learned"], args.json, args.pair_set)
             return 0
         if args.command == "judge-fit":
-            from training.judge_fit import run as fit_judge
             print(json.dumps(fit_judge(args.out, seed=args.seed, twins=not args.no_twins, audit=args.audit),
                              indent=2))
             return 0
         if args.command == "director":
-            from training.director_config import resolve_config
+            # imported when the command runs, as the stages are (run_stage): the Director's
+            # training stack loads numpy and the history database, which --help need not wait for
             from training.director_grpo import run as run_director
             dcfg = resolve_config(args)
             set_threads(dcfg.threads)

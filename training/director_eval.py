@@ -7,11 +7,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from training.common import TrainError, mark_done, read_json, sha256_file, write_json
+from training.common import TrainError, convert_to_gguf, read_json, sha256_file, write_json
 from training.config import save_config, to_dict
 from training.director_config import DirectorConfig, _weights
 from training.director_policy import decision_choices, table_summary
 from training.director_rollouts import director_prompt
+from training.export import argmax_agreement, merge_adapter, quantize, register
+from training.layout import (CONFIG, MANIFEST, METRICS, base_dir, base_gguf, director_dir,
+                             director_eval_dir, export_dir, hf_dir, mark_done, states_dir)
 
 
 def model_name(cfg: DirectorConfig) -> str:
@@ -25,16 +28,13 @@ def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mod
 
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from training.base_model import base_gguf, hf_dir
-    from training.export import argmax_agreement, convert_to_gguf, merge_adapter, quantize, register
-    folder = out / "export"
+    folder = export_dir(out)
     folder.mkdir(parents=True, exist_ok=True)
     name = model_name(cfg)
     merged = folder / "hf"
     if merged.exists():
         shutil.rmtree(merged)
-    merge_adapter(hf_dir(out), out / "director" / "adapter", merged)
+    merge_adapter(hf_dir(out), director_dir(out) / "adapter", merged)
     files = {"f16": convert_to_gguf(merged, folder / f"{name}-f16.gguf", "f16")}
     for q in cfg.quantize:
         files[q.lower()] = quantize(files["f16"], folder / f"{name}-{q.lower()}.gguf", q)
@@ -47,19 +47,19 @@ def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mod
         metrics["fidelity_q8_0"] = argmax_agreement(model, files["q8_0"], tokens)
     if metrics["fidelity"] < cfg.min_fidelity:
         raise TrainError(f"Export fidelity {metrics['fidelity']:.4f} is below {cfg.min_fidelity}; see {folder}.")
-    tm = read_json(out / "director" / "metrics.json")
+    tm = read_json(director_dir(out) / METRICS)
     metrics["training"] = {k: v for k, v in tm.items() if k != "history"}
     registered = register(files, name) if cfg.register else None
-    base_cfg = read_json(out / "base" / "config.json")
+    base_cfg = read_json(base_dir(out) / CONFIG)
     manifest = {
         "name": name, "role": "director", "group": cfg.group, "directive_mode": mode,
         "base_model": base_cfg.get("resolved_source"), "base_gguf_sha256": sha256_file(base_gguf(out)),
-        "states_sha256": sha256_file(out / "states" / "states.json"),
+        "states_sha256": sha256_file(states_dir(out) / "states.json"),
         "metrics": metrics,
         "files": {k: {"path": p.name, "sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()},
         "registered": registered, "config": to_dict(cfg),
     }
-    write_json(folder / "manifest.json", manifest)
+    write_json(folder / MANIFEST, manifest)
     mark_done(folder, {"fidelity": metrics["fidelity"], "registered": registered})
     return folder
 
@@ -72,12 +72,12 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
     from engine.director.policies import Director, RoundRobin
     from engine.llm.runtime import LlamaRuntime
 
-    from training.base_model import base_gguf
     from training.director_rewards import COMPONENTS, total
-    folder = out / "eval"
-    manifest = read_json(out / "export" / "manifest.json")
-    trained = out / "export" / next(v["path"] for k, v in manifest["files"].items() if k != "f16") \
-        if len(manifest["files"]) > 1 else out / "export" / manifest["files"]["f16"]["path"]
+    folder = director_eval_dir(out)
+    manifest = read_json(export_dir(out) / MANIFEST)
+    files = manifest["files"]
+    trained = export_dir(out) / next(v["path"] for k, v in files.items() if k != "f16") \
+        if len(files) > 1 else export_dir(out) / files["f16"]["path"]
     weights = _weights(cfg)
     policies: dict[str, Any] = {"round-robin": RoundRobin()}
     runtimes = []
@@ -123,7 +123,7 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
     p = result["policies"]
     result["trained_beats_untrained"] = p["trained"]["mean_reward"] > p["untrained"]["mean_reward"]
     result["trained_beats_round_robin"] = p["trained"]["mean_reward"] > p["round-robin"]["mean_reward"]
-    write_json(folder / "metrics.json", result)
+    write_json(folder / METRICS, result)
     save_config(folder, cfg)
     mark_done(folder, {k: v for k, v in result.items() if k != "policies"})
     return folder

@@ -46,12 +46,15 @@ from pathlib import Path
 from typing import Any
 
 
-from training.common import TrainError, is_done, mark_done, read_json, sha256_file, write_json
+from training import base_model
+from training.common import TrainError, convert_to_gguf, read_json, sha256_file, write_json
 from training.config import BaseConfig, save_config
 from training.director_config import DirectorConfig, _log, companion_models
 from training.director_eval import evaluate, export
 from training.director_policy import train
 from training.director_rollouts import Rollouts, _state_rows, build_states, directive_mode, load_states
+from training.layout import (MANIFEST, METRICS, base_dir, base_gguf, director_dir,
+                             director_eval_dir, export_dir, hf_dir, is_done, mark_done, states_dir)
 
 
 # -- the run -----------------------------------------------------------------------------------------
@@ -60,7 +63,6 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     from engine.models.registry import bundled_model_path
     from engine.llm.chat_format import ChatFormat
 
-    from training import base_model
     from training.contexts import chat_template_of
     from training.director_rewards import GroupRewarder
     from training.judges.learned import make_judge
@@ -82,12 +84,12 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
         from training.judges.heuristic import HeuristicJudge
         embedder = HeuristicJudge()
         judge.embed = embedder.embed  # type: ignore[attr-defined]
-    fmt = ChatFormat(chat_template_of(base_model.base_gguf(out)) or None)
+    fmt = ChatFormat(chat_template_of(base_gguf(out)) or None)
     states_key = {k: getattr(cfg, k) for k in ("group", "domain", "max_states", "eval_states",
                                                  "states_per_scenario", "persona_model", "rollout_max_tokens", "seed")}
     if cfg.persona_models.strip():  # (absent otherwise, so runs from before the option are reused)
         states_key["persona_models"] = {k: sha256_file(Path(v)) for k, v in sorted(rollout.models.items())}
-    saved = out / "states" / "states.json"
+    saved = states_dir(out) / "states.json"
     cached = read_json(saved) if saved.is_file() else {}
     if cached.get("key") == states_key:  # rolled-out states are reused (they cost many rollouts)
         train_states, held_states = load_states(cfg, cached["train"]), load_states(cfg, cached["heldout"])
@@ -98,7 +100,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
                            "heldout": _state_rows(held_states)})
     _log(f"states: {len(train_states)} train, {len(held_states)} heldout")
 
-    n_params = _count_params(base_model.hf_dir(out))
+    n_params = _count_params(hf_dir(out))
     mode = directive_mode(cfg, n_params)
     rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
     rewarder.progress = _log
@@ -108,24 +110,21 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     from engine.reply.prompts import turn_note
     rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
                     "copy_rule": DEFAULT_RULE.key()}
-    reused = rewarder.persist(out / "states" / "rollouts.json", rollouts_key)
+    reused = rewarder.persist(states_dir(out) / "rollouts.json", rollouts_key)
     if reused:
         _log(f"reusing {reused} saved rollouts")
-    train_dir = out / "director"
-    if not is_done(train_dir):
+    if not is_done(director_dir(out)):
         train(cfg, out, train_states, rewarder, fmt, mode)
     _log("training done")
-    export_dir = out / "export"
-    if not is_done(export_dir):
+    if not is_done(export_dir(out)):
         export(cfg, out, held_states, fmt, mode)
     _log("export done")
     result: dict[str, Any] = {"out": str(out), "mode": mode,
-                              "manifest": read_json(export_dir / "manifest.json")}
+                              "manifest": read_json(export_dir(out) / MANIFEST)}
     if cfg.evaluate:
-        eval_dir = out / "eval"
-        if not is_done(eval_dir):
+        if not is_done(director_eval_dir(out)):
             evaluate(cfg, out, held_states, rewarder)
-        result["eval"] = read_json(eval_dir / "metrics.json")
+        result["eval"] = read_json(director_eval_dir(out) / METRICS)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     return result
 
@@ -134,23 +133,21 @@ def _prepare_base(base_cfg: BaseConfig, out: Path, seed: int) -> None:
     """training/base_model.py's stage; if its GGUF conversion fails because the dequantized
     config still carries ``quantization_config`` (quant_method gguf, which the converter refuses),
     drop that key and finish the stage here. (Workaround, reported to the owner of issue 4.)"""
-    from training import base_model
-    from training.export import convert_to_gguf
     try:
         base_model.run(base_cfg, out, seed)
         return
     except TrainError as e:
-        cfg_path = base_model.hf_dir(out) / "config.json"
+        cfg_path = hf_dir(out) / "config.json"
         if "Quant method" not in str(e) or not cfg_path.is_file():
             raise
     data = read_json(cfg_path)
     data.pop("quantization_config", None)
     write_json(cfg_path, data)
-    convert_to_gguf(base_model.hf_dir(out), base_model.base_gguf(out), "f16")
-    save_config(base_model.base_dir(out), base_cfg, {"resolved_source": "bundled", "hf": str(base_model.hf_dir(out)),
-                                                     "gguf": str(base_model.base_gguf(out)),
-                                                     "note": "quantization_config dropped before conversion"})
-    mark_done(base_model.base_dir(out), {"source": "bundled"})
+    convert_to_gguf(hf_dir(out), base_gguf(out), "f16")
+    save_config(base_dir(out), base_cfg, {"resolved_source": "bundled", "hf": str(hf_dir(out)),
+                                          "gguf": str(base_gguf(out)),
+                                          "note": "quantization_config dropped before conversion"})
+    mark_done(base_dir(out), {"source": "bundled"})
 
 
 def _count_params(hf: Path) -> int:

@@ -7,10 +7,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from training.common import TrainError, grpo_history, mark_done, write_json
+from training.common import TrainError, grpo_history, write_json
 from training.config import save_config
 from training.director_config import DirectorConfig, _log, _weights
 from training.director_rollouts import director_prompt
+from training.layout import METRICS, director_dir, hf_dir, mark_done
 
 
 def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt: Any, mode: str) -> Path:
@@ -19,9 +20,8 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from training.base_model import hf_dir
     from training.director_rewards import make_reward_funcs
-    folder = out / "director"
+    folder = director_dir(out)
     torch.manual_seed(cfg.seed)
     tok = AutoTokenizer.from_pretrained(str(hf_dir(out)))
     tok.padding_side = "left"
@@ -86,7 +86,7 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
         metrics["warm_start"] = {k: v for k, v in warm.items() if k != "history"}
     trainer.model.save_pretrained(str(folder / "adapter"))
     tok.save_pretrained(str(folder / "adapter"))
-    write_json(folder / "metrics.json", metrics)
+    write_json(folder / METRICS, metrics)
     save_config(folder, cfg)
     mark_done(folder, {k: v for k, v in metrics.items() if k != "history"})
     return folder

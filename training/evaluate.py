@@ -14,43 +14,36 @@ numbers are also added to each export's ``manifest.json`` under ``metrics.heldou
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from training.common import is_done, mark_done, need, progress, read_json, write_json
+from engine.llm.backend import GenRequest
+from engine.llm.runtime import LlamaRuntime
+from training.common import need, progress, read_json, write_json
 from training.config import EvalConfig, save_config
-
-
-def eval_dir(out: Path) -> Path:
-    return Path(out) / "evaluate"
+from training.contexts import build_contexts, chat_template_of
+from training.judges.learned import make_judge
+from training.layout import (CONFIG, MANIFEST, base_gguf, eval_dir, export_dir, is_done, mark_done,
+                             reward_dir, reward_model_dir, samples_dir, trained_personas)
+from training.reward_model import RewardScorer
 
 
 def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
-    import json
-
-    from training.judges.learned import make_judge
-    from engine.llm.backend import GenRequest
-    from engine.llm.runtime import LlamaRuntime
-
-    from training.base_model import base_gguf
-    from training.contexts import build_contexts, chat_template_of
-    from training.export import export_dir
-    from training.persona_rl import trained_personas
-    from training.reward_model import RewardScorer, reward_dir
     out = Path(out)
     folder = eval_dir(out)
     if is_done(folder):
         return folder
     need(export_dir(out), "export")
-    scfg = read_json(out / "samples" / "config.json")
-    rcfg = read_json(reward_dir(out) / "config.json")
-    scorer = RewardScorer.load(reward_dir(out) / "model", max_length=int(rcfg["max_length"]))
+    scfg = read_json(samples_dir(out) / CONFIG)
+    rcfg = read_json(reward_dir(out) / CONFIG)
+    scorer = RewardScorer.load(reward_model_dir(out), max_length=int(rcfg["max_length"]))
     judge = make_judge(cfg.judge) if cfg.judge else None
     results: dict[str, Any] = {"judge": cfg.judge or None, "personas": {}}
     rows_out = []
     for persona in trained_personas(out):
-        manifest_path = export_dir(out, persona) / "manifest.json"
+        manifest_path = export_dir(out, persona) / MANIFEST
         manifest = read_json(manifest_path)
         after = export_dir(out, persona) / manifest["files"]["f16"]["path"]
         ctxs = build_contexts(scfg["group"], [persona], split="heldout", domain=scfg["domain"],

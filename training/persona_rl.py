@@ -25,22 +25,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from training.common import grpo_history, is_done, mark_done, need, read_json, read_jsonl, sha256_files, write_json
+from training.common import (TrainError, grpo_history, need, read_json, read_jsonl, sha256_files,
+                             write_json)
 from training.config import PolicyConfig, save_config
-
-
-def policy_dir(out: Path, persona: str | None = None) -> Path:
-    base = Path(out) / "policy"
-    return base / persona if persona else base
-
-
-def trained_personas(out: Path) -> list[str]:
-    from training.sample import sampled_personas
-    return sampled_personas(out)
+from training.contexts import build_contexts, chat_template_of
+from training.judges.learned import make_judge
+from training.layout import (CONFIG, METRICS, base_gguf, hf_dir, is_done, mark_done, policy_dir,
+                             prefs_file, reward_dir, reward_model_dir, samples_dir, samples_file,
+                             trained_personas)
+from training.lora import peft_config
+from training.reward_model import RewardScorer
+from training.rewards import make_rewards
 
 
 def _sft_rows(out: Path, persona: str, contexts: dict[str, Any]) -> list[dict[str, str]]:
-    from training.sample import samples_file
     best: dict[str, dict[str, Any]] = {}
     for row in read_jsonl(samples_file(out)):
         if row["persona"] == persona and row["reply"].strip() and row["context"] in contexts:
@@ -50,9 +48,7 @@ def _sft_rows(out: Path, persona: str, contexts: dict[str, Any]) -> list[dict[st
 
 
 def run(cfg: PolicyConfig, out: Path, seed: int = 0) -> Path:
-    from training.reward_model import reward_dir
     if cfg.sft_only and not cfg.sft_warmstart:
-        from training.common import TrainError
         raise TrainError("--sft-only keeps the SFT warm start alone; add --sft-warmstart.")
     if cfg.reward == "reward_model" and not cfg.sft_only:
         need(reward_dir(out), "reward")
@@ -67,19 +63,12 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
     from datasets import Dataset
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from training.base_model import base_gguf, hf_dir
-    from training.common import TrainError
-    from training.contexts import build_contexts, chat_template_of
-    from training.lora import peft_config
-    from training.reward_model import RewardScorer, reward_dir
-    from training.rewards import make_rewards
     folder = policy_dir(out, persona)
     if is_done(folder):
         return folder
     if cfg.algorithm not in ("grpo", "rloo"):
         raise TrainError(f"Unknown policy algorithm '{cfg.algorithm}'; use grpo or rloo.")
-    scfg = read_json(Path(out) / "samples" / "config.json")
+    scfg = read_json(samples_dir(out) / CONFIG)
     contexts = {c.id: c for c in build_contexts(scfg["group"], [persona], split="train", domain=scfg["domain"],
                                                 limit=scfg["max_contexts"],
                                                 chat_template=chat_template_of(base_gguf(out)))}
@@ -113,9 +102,9 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
             metrics["algorithm"] = "sft-only"
             model.save_pretrained(str(folder / "adapter"))
             tok.save_pretrained(str(folder / "adapter"))
-            write_json(folder / "metrics.json", metrics)
+            write_json(folder / METRICS, metrics)
             save_config(folder, cfg, {"persona": persona,
-                                      "data_sha256": sha256_files([Path(out) / "prefs" / "train.jsonl"])})
+                                      "data_sha256": sha256_files([prefs_file(out, "train")])})
             mark_done(folder, metrics)
             return folder
 
@@ -123,11 +112,11 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
         raise TrainError(f"--reward must be 'reward_model' or 'judge', not '{cfg.reward}'.")
     resources: dict[str, Any] = {"max_completion_length": cfg.max_completion_length}
     if cfg.reward == "judge":
-        from training.judges.learned import make_judge
         resources.update(judge=make_judge(scfg["judge"]), contexts=contexts)
     else:
-        rcfg = read_json(reward_dir(out) / "config.json")
-        resources["scorer"] = RewardScorer.load(reward_dir(out) / "model", max_length=int(rcfg["max_length"]))
+        rcfg = read_json(reward_dir(out) / CONFIG)
+        resources["scorer"] = RewardScorer.load(reward_model_dir(out),
+                                                max_length=int(rcfg["max_length"]))
     metrics["reward"] = cfg.reward if cfg.reward == "reward_model" else f"judge:{scfg['judge']}"
     fns, weights = make_rewards({cfg.reward: 1.0, "role_confusion": 1.0, "length": cfg.length_penalty}, resources)
     ds = Dataset.from_list([{"prompt": c.prompt, "rm_prompt": c.rm_prompt, "persona": persona, "stop": c.stop,
@@ -152,8 +141,8 @@ def run_persona(cfg: PolicyConfig, out: Path, persona: str, seed: int = 0) -> Pa
     metrics.update(summary)
     trainer.model.save_pretrained(str(folder / "adapter"))
     tok.save_pretrained(str(folder / "adapter"))
-    write_json(folder / "metrics.json", metrics)
+    write_json(folder / METRICS, metrics)
     save_config(folder, cfg, {"persona": persona,
-                              "data_sha256": sha256_files([Path(out) / "prefs" / "train.jsonl"])})
+                              "data_sha256": sha256_files([prefs_file(out, "train")])})
     mark_done(folder, {k: v for k, v in metrics.items() if k != "history"})
     return folder

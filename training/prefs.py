@@ -18,13 +18,11 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from training.common import is_done, mark_done, need, read_json, read_jsonl, sha256_file, write_json
+from training.common import TrainError, need, read_json, read_jsonl, sha256_file, write_json
 from training.config import PrefsConfig, save_config
 from training.contexts import build_contexts, chat_template_of, split_fraction
-
-
-def prefs_dir(out: Path) -> Path:
-    return Path(out) / "prefs"
+from training.layout import (CONFIG, base_gguf, is_done, mark_done, prefs_dir, prefs_file,
+                             samples_dir, samples_file)
 
 
 def make_pairs(rows: list[dict[str, Any]], min_margin: float, max_pairs: int) -> list[dict[str, Any]]:
@@ -48,13 +46,11 @@ def make_pairs(rows: list[dict[str, Any]], min_margin: float, max_pairs: int) ->
 
 
 def run(cfg: PrefsConfig, out: Path, seed: int = 0) -> Path:
-    from training.base_model import base_gguf
-    from training.sample import samples_dir, samples_file
     folder = prefs_dir(out)
     if is_done(folder):
         return folder
     need(samples_dir(out), "sample")
-    scfg = read_json(samples_dir(out) / "config.json")
+    scfg = read_json(samples_dir(out) / CONFIG)
     contexts = {c.id: c for c in build_contexts(scfg["group"], scfg["resolved_personas"], split="train",
                                                 domain=scfg["domain"], limit=scfg["max_contexts"],
                                                 chat_template=chat_template_of(base_gguf(out)))}
@@ -71,11 +67,10 @@ def run(cfg: PrefsConfig, out: Path, seed: int = 0) -> Path:
             rec = {"prompt": ctx.rm_prompt, **p, "context": cid, "persona": ctx.persona.name}
             (evals if held else train).append(rec)
     if not train:
-        from training.common import TrainError
         raise TrainError(f"No preference pairs with a margin of at least {cfg.min_margin}: sample more "
                          "replies (--k) or contexts, or lower --min-margin.")
     for name, rows in (("train", train), ("eval", evals)):
-        path = folder / f"{name}.jsonl"
+        path = prefs_file(out, name)
         folder.mkdir(parents=True, exist_ok=True)
         import json
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

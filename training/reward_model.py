@@ -20,12 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from training.common import is_done, mark_done, need, read_jsonl, sha256_files, write_json
+from training.common import need, read_jsonl, sha256_files, write_json
 from training.config import RewardModelConfig, save_config
-
-
-def reward_dir(out: Path) -> Path:
-    return Path(out) / "reward"
+from training.layout import (METRICS, hf_dir, is_done, mark_done, prefs_dir, prefs_file, reward_dir,
+                             reward_model_dir)
+from training.lora import peft_config
 
 
 def encode_pair(tok: Any, prompt: str, reply: str, max_length: int) -> list[int]:
@@ -82,16 +81,12 @@ def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
     from datasets import Dataset
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from trl import RewardConfig, RewardTrainer
-
-    from training.base_model import hf_dir
-    from training.lora import peft_config
-    from training.prefs import prefs_dir
     folder = reward_dir(out)
     if is_done(folder):
         return folder
     need(prefs_dir(out), "prefs")
-    train = read_jsonl(prefs_dir(out) / "train.jsonl")
-    evals = read_jsonl(prefs_dir(out) / "eval.jsonl")
+    train = read_jsonl(prefs_file(out, "train"))
+    evals = read_jsonl(prefs_file(out, "eval"))
     base = hf_dir(out)
     tok = AutoTokenizer.from_pretrained(str(base))
     if tok.pad_token is None:
@@ -120,13 +115,13 @@ def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
     scorer = RewardScorer(model, tok, cfg.max_length)
     after = pairwise_accuracy(scorer, evals)
     train_acc = pairwise_accuracy(scorer, train[:200])
-    dest = folder / "model"
+    dest = reward_model_dir(out)
     model.save_pretrained(str(dest))
     tok.save_pretrained(str(dest))
     metrics = {"eval_pairs": len(evals), "train_pairs": len(train),
                "eval_accuracy_before": before, "eval_accuracy": after, "train_accuracy": train_acc,
                "train_loss": round(float(result.training_loss), 4), "steps": int(result.global_step)}
-    write_json(folder / "metrics.json", metrics)
-    save_config(folder, cfg, {"data_sha256": sha256_files([prefs_dir(out) / "train.jsonl"])})
+    write_json(folder / METRICS, metrics)
+    save_config(folder, cfg, {"data_sha256": sha256_files([prefs_file(out, "train")])})
     mark_done(folder, metrics)
     return folder

@@ -26,22 +26,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from training.common import append_jsonl, is_done, mark_done, need, progress, read_jsonl, sha256_file
+from engine.errors import ModelError
+from engine.llm.backend import GenRequest
+from engine.llm.batch import BatchGenerator
+from engine.llm.runtime import LlamaRuntime
+from engine.persona_files import load_set
+from training.common import append_jsonl, need, progress, read_jsonl, sha256_file
 from training.config import SampleConfig, save_config
 from training.contexts import build_contexts, chat_template_of
-
-
-def samples_dir(out: Path) -> Path:
-    return Path(out) / "samples"
-
-
-def samples_file(out: Path) -> Path:
-    return samples_dir(out) / "samples.jsonl"
+from training.judges.learned import make_judge
+from training.layout import base_dir, base_gguf, is_done, mark_done, samples_dir, samples_file
 
 
 def resolve_personas(cfg: SampleConfig) -> list[str]:
     """The members this run trains (names checked against the group)."""
-    from engine.persona_files import load_set
     group = load_set(cfg.group)
     if cfg.personas:
         return [group.member(n).name for n in cfg.personas]
@@ -49,17 +47,7 @@ def resolve_personas(cfg: SampleConfig) -> list[str]:
     return names[: cfg.max_personas] if cfg.max_personas > 0 else names
 
 
-def sampled_personas(out: Path) -> list[str]:
-    from training.common import read_json
-    return list(read_json(samples_dir(out) / "config.json")["resolved_personas"])
-
-
 def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
-    from training.judges.learned import make_judge
-    from engine.llm.backend import GenRequest
-    from engine.llm.runtime import LlamaRuntime
-
-    from training.base_model import base_dir, base_gguf
     folder = samples_dir(out)
     if is_done(folder):
         return folder
@@ -110,8 +98,6 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
 def batch_generator(runtime: Any, k: int, n_ctx: int) -> Any:
     """A ``BatchGenerator`` for the K replies of a context, or None for one-by-one generation
     (K = 1, ``MASCOT_BATCH=0``, or llama.cpp could not create the context: a note on stderr)."""
-    from engine.llm.batch import BatchGenerator
-    from engine.errors import ModelError
     if k < 2 or os.environ.get("MASCOT_BATCH", "1") == "0":
         return None
     try:
