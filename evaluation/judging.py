@@ -22,7 +22,8 @@ from training.judges.rubric import DEFAULT_WEIGHTS, DIMENSIONS
 from engine.personas import Persona, PersonaSet
 from training.scenarios import Scenario
 
-from training.judges.learned import LearnedJudge, make_judge as make_teacher
+from training.judges.factory import make_judge as make_teacher
+from training.judges.learned import LearnedJudge
 
 from evaluation.configs import EvalConfig
 from evaluation.db import ResultsDB, code_fingerprint, digest

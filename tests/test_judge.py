@@ -10,7 +10,8 @@ import pytest
 from engine.errors import InputError, ModelError
 from training.judges.heuristic import HeuristicJudge
 from training.judges.llm import LocalJudge, OpenAIJudge
-from training.judges.rubric import DIMENSIONS, CombinedJudge, Scores, agreement, load_pairs, make_judge
+from training.judges.factory import make_rubric_judge as make_judge
+from training.judges.rubric import DIMENSIONS, CombinedJudge, Scores, agreement, load_pairs
 from engine.persona_files import load_set
 from training.scenarios import load_scenarios
 

@@ -9,7 +9,8 @@ from engine.errors import InputError
 from training.judges.rubric import DIMENSIONS, agreement
 from engine.persona_files import load_set
 from training.scenarios import load_scenarios
-from training.judges.learned import LearnedJudge, LongerWins, load_preferences, make_judge, preferences_path
+from training.judges.factory import make_judge
+from training.judges.learned import LearnedJudge, LongerWins, load_preferences, preferences_path
 from training.judge_fit import TWIN_CRITERION, as_user, make_twins, matched
 
 # The acceptance target of issue 23 (docs/judge.md): overall and per flaw, on the test split.

@@ -78,7 +78,7 @@ def test_the_judge_reward_scores_what_the_user_would_see_with_the_teacher():
     """`--policy.reward judge`: GRPO completions scored by the teacher on their training context,
     after the app's cleanup; a reply that goes on as the user loses what it wrote as the user."""
     from training.contexts import build_contexts
-    from training.judges.learned import make_judge
+    from training.judges.factory import make_judge
     from training.rewards import make_rewards
     ctx = build_contexts("support", ["Mia"], split="train", limit=1)[0]
     judge = make_judge("learned")

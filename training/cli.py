@@ -36,7 +36,8 @@ from training.config import (STAGES, TOP_LEVEL, PipelineConfig, add_options, fro
                      namespace_to_nested, read_yaml, save_config, tiny_preset, to_dict)
 from training.director_config import DirectorConfig, resolve_config
 from training.judge_fit import run as fit_judge
-from training.judges.learned import LongerWins, load_preferences, make_judge
+from training.judges.factory import make_judge
+from training.judges.learned import LongerWins, load_preferences
 from training.judges.rubric import agreement, load_pairs
 from training.layout import MANIFEST, METRICS, export_dir, reward_dir
 

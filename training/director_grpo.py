@@ -65,7 +65,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
 
     from training.contexts import chat_template_of
     from training.director_rewards import GroupRewarder
-    from training.judges.learned import make_judge
+    from training.judges.factory import make_judge
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     save_config(out, cfg)

@@ -24,7 +24,7 @@ from engine.llm.runtime import LlamaRuntime
 from training.common import need, progress, read_json, write_json
 from training.config import EvalConfig, save_config
 from training.contexts import build_contexts, chat_template_of
-from training.judges.learned import make_judge
+from training.judges.factory import make_judge
 from training.layout import (CONFIG, MANIFEST, base_gguf, eval_dir, export_dir, is_done, mark_done,
                              reward_dir, reward_model_dir, samples_dir, trained_personas)
 from training.reward_model import RewardScorer

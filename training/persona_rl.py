@@ -29,7 +29,7 @@ from training.common import (TrainError, grpo_history, need, read_json, read_jso
                              write_json)
 from training.config import PolicyConfig, save_config
 from training.contexts import build_contexts, chat_template_of
-from training.judges.learned import make_judge
+from training.judges.factory import make_judge
 from training.layout import (CONFIG, METRICS, base_gguf, hf_dir, is_done, mark_done, policy_dir,
                              prefs_file, reward_dir, reward_model_dir, samples_dir, samples_file,
                              trained_personas)

@@ -34,7 +34,7 @@ from engine.persona_files import load_set
 from training.common import append_jsonl, need, progress, read_jsonl, sha256_file
 from training.config import SampleConfig, save_config
 from training.contexts import build_contexts, chat_template_of
-from training.judges.learned import make_judge
+from training.judges.factory import make_judge
 from training.layout import base_dir, base_gguf, is_done, mark_done, samples_dir, samples_file
 
 

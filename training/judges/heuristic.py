@@ -8,7 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from engine.errors import MascotError
-from training.judges.rubric import DIMENSIONS, Scores, _empty_reply, persona_description
+from training.judges.rubric import DIMENSIONS, Scores, empty_reply, persona_description
 
 if TYPE_CHECKING:
     from engine.personas import Persona
@@ -123,7 +123,7 @@ class HeuristicJudge:
               others: list[dict] | None = None) -> Scores:
         import numpy as np
         reply = (reply or "").strip()
-        if _empty_reply(reply):
+        if empty_reply(reply):
             return Scores({d: 1.0 for d in DIMENSIONS}, self.name, "")
         words = len(reply.split())
         context = f"{scenario.user_message} {scenario.situation}"

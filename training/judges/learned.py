@@ -2,10 +2,10 @@
 
 ::
 
-    from training.judges.learned import make_judge
+    from training.judges.factory import make_judge
     judge = make_judge()                  # "learned" (the default teacher; assets/judge/learned.json)
     judge = make_judge("learned:PATH")    # weights from another fit (``mascot-train judge-fit``)
-    judge = make_judge("heuristic")       # any training.judges.rubric spec still works
+    judge = make_judge("heuristic")       # any other judge spec still works
     scores = judge.score(scenario, persona, reply, others=[{"speaker": "Theo", "text": "..."}])
 
 The judge turns a reply in its context into a few dozen interpretable features: embedding
@@ -36,8 +36,6 @@ from typing import Any, Sequence
 
 from engine.errors import InputError, MascotError
 from training.judges.rubric import DIMENSIONS, NEUTRAL, PreferencePair, Scores, persona_description
-
-DEFAULT_TEACHER = "learned"
 
 # Anchor sentences compared by embedding similarity (the highest similarity to each bank).
 GENERIC = (
@@ -295,22 +293,6 @@ class LearnedJudge:
         return Scores(values, self.name, json.dumps(dict(zip(FEATURES, (round(x, 3) for x in feats)))))
 
 
-def make_judge(spec: str | None = None, *, embedder: Any = None) -> Any:
-    """A judge from a spec: ``learned`` (the default teacher), ``learned:PATH.json``, ``audit``
-    (never a training reward; for evaluation) or any ``training.judges.rubric.make_judge`` spec
-    (``heuristic``, ``local``, ``openai:URL#MODEL``, ...). ``embedder`` (a ``HeuristicJudge``)
-    lets several learned judges share one loaded MiniLM and its text cache."""
-    spec = (spec or DEFAULT_TEACHER).strip()
-    if spec == "learned":
-        return LearnedJudge(embedder=embedder)
-    if spec == "audit":
-        return LearnedJudge(audit_path(), embedder=embedder)
-    if spec.startswith("learned:"):
-        return LearnedJudge(Path(spec[len("learned:"):]).expanduser(), embedder=embedder)
-    from training.judges.rubric import make_judge as engine_make_judge
-    return engine_make_judge(spec)
-
-
 # -- the length-matched preference set ----------------------------------------------------------
 
 def preferences_path() -> Path:
@@ -343,5 +325,5 @@ class LongerWins:
         return Scores({d: v for d in DIMENSIONS}, self.name)
 
 
-__all__ = ["DEFAULT_TEACHER", "audit_path", "FEATURES", "FeatureMaker", "LearnedJudge", "LongerWins", "NEUTRAL",
-           "load_preferences", "make_judge", "preferences_path", "weights_path"]
+__all__ = ["audit_path", "FEATURES", "FeatureMaker", "LearnedJudge", "LongerWins", "NEUTRAL",
+           "load_preferences", "preferences_path", "weights_path"]

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import InputError, ModelError
-from training.judges.rubric import DIMENSIONS, SCORE_SCHEMA, Scores, _empty_reply, judge_messages, parse_scores
+from training.judges.rubric import (DIMENSIONS, SCORE_SCHEMA, Scores, empty_reply, judge_messages,
+                                    parse_scores)
 
 if TYPE_CHECKING:
     from engine.personas import Persona
@@ -56,7 +57,7 @@ class LocalJudge:
 
     def score(self, scenario: Scenario, persona: Persona, reply: str,
               others: list[dict] | None = None) -> Scores:
-        if _empty_reply(reply):
+        if empty_reply(reply):
             return Scores({d: 1.0 for d in DIMENSIONS}, self.name, "")
         messages = judge_messages(scenario, persona, reply, others)
         with self._lock:
@@ -177,7 +178,7 @@ class OpenAIJudge:
 
     def score(self, scenario: Scenario, persona: Persona, reply: str,
               others: list[dict] | None = None) -> Scores:
-        if _empty_reply(reply):
+        if empty_reply(reply):
             return Scores({d: 1.0 for d in DIMENSIONS}, self.name, "")
         text = self.complete(judge_messages(scenario, persona, reply, others))
         values, _ = parse_scores(text)

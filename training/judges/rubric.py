@@ -1,10 +1,11 @@
 """Judges: score one companion reply 1-5 on MASCOT's five dimensions.
 
 Used by training (AI feedback for preferences and rewards) and by evaluation, through one
-interface::
+interface; judges are made by name in training/judges/factory.py::
 
-    judge = make_judge()                        # the default ("heuristic"; see docs/judge.md)
-    judge = make_judge("combined")              # or "local", "local:PATH", "openai:URL#MODEL"
+    from training.judges.factory import make_judge
+    judge = make_judge()               # the default: "learned", the teacher
+    judge = make_judge("combined")     # or "heuristic", "local", "local:PATH", "openai:URL#MODEL"
     scores = judge.score(scenario, persona, reply, others=[{"speaker": "Theo", "text": "..."}])
     scores.values["persona_consistency"], scores.mean
 
@@ -17,7 +18,7 @@ Dimensions (1 = poor, 5 = excellent), after the MASCOT paper's evaluation:
 * ``response_relevance``        it answers the user's latest message in its situation;
 * ``social_contribution``       it adds something the other replies of the round did not.
 
-Implementations:
+Implementations (the teacher, ``LearnedJudge``, is described in training/judges/learned.py):
 
 * ``LocalJudge``     a GGUF model in llama.cpp answering a rubric prompt with a JSON object under
   the score schema: by default each value is read as the expectation over the schema's allowed
@@ -36,8 +37,9 @@ Implementations:
 
 Simplification, stated honestly: the paper's judges are large LLMs. A 135M local model is a weak
 judge; the heuristic judge measures surface signals (sentiment, embedding similarity), not
-understanding. docs/judge.md reports how often each judge prefers the clearly better reply on
-hand-written preference pairs (assets/judge/pairs.jsonl); the default follows those numbers.
+understanding. docs/judge.md reports how often each judge prefers the better reply of
+hand-written preference pairs; the default, the learned judge, is the one that agrees most on
+the length-matched held-out pairs.
 """
 
 from __future__ import annotations
@@ -64,12 +66,6 @@ LABELS = {
     "social_contribution": "Social contribution: it adds something new that the other replies did not.",
 }
 NEUTRAL = 3.0
-# The default judge, chosen from the agreement measured on the 48 hand-written preference pairs
-# (docs/judge.md): heuristic 93.8%; the bundled 135M model as a local judge 33.3% (below chance:
-# its scores barely move and lean towards short replies); combined local*0.25 + heuristic*0.75
-# 93.8%, the same as heuristic alone at ~60x the cost. With a larger GGUF or an endpoint, use
-# e.g. "combined:local:/path/big.gguf+heuristic".
-DEFAULT_JUDGE = "heuristic"
 # Weights of the "combined" spec (bundled local model + heuristic).
 DEFAULT_WEIGHTS = {"local": 0.25, "heuristic": 0.75}
 
@@ -185,11 +181,12 @@ def judge_messages(scenario: Scenario, persona: Persona, reply: str,
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def _empty_reply(reply: str) -> bool:
+def empty_reply(reply: str) -> bool:
+    """Whether ``reply`` has no word in it (every judge scores such a reply 1 everywhere)."""
     return not re.search(r"\w", reply or "")
 
 
-# -- combination and factory ----------------------------------------------------------------------
+# -- combination ----------------------------------------------------------------------------------
 
 class CombinedJudge:
     """Weighted per-dimension average of several judges (weights default to equal)."""
@@ -215,42 +212,6 @@ class CombinedJudge:
         parts = [(j.score(scenario, persona, reply, others), wt) for j, wt in zip(self.judges, self.weights)]
         values = {d: round(sum(s.values.get(d, NEUTRAL) * wt for s, wt in parts), 4) for d in DIMENSIONS}
         return Scores(values, self.name, json.dumps({s.judge: s.values for s, _ in parts}))
-
-
-def make_judge(spec: str | None = None) -> Judge:
-    """A judge from a short spec:
-
-    ``local`` (the bundled model), ``local:/path/model.gguf``, ``openai:BASE_URL#MODEL``
-    (e.g. ``openai:http://127.0.0.1:8080/v1#qwen2.5-7b``), ``heuristic`` (the default),
-    ``combined`` (bundled local + heuristic weighted as in ``DEFAULT_WEIGHTS``), or
-    ``combined:SPEC+SPEC[+...]`` for equal-weight combinations of other specs.
-    """
-    from training.judges.heuristic import HeuristicJudge
-    from training.judges.llm import LocalJudge, OpenAIJudge
-    spec = (spec or DEFAULT_JUDGE).strip()
-    if spec == "local":
-        return LocalJudge()
-    if spec.startswith("local:"):
-        path = Path(spec[len("local:"):]).expanduser()
-        if not path.is_file():
-            raise InputError(f"Judge model '{path}' does not exist; give the path of a .gguf file.")
-        return LocalJudge(path)
-    if spec.startswith("openai:"):
-        rest = spec[len("openai:"):]
-        if "#" not in rest:
-            raise InputError("An OpenAI-compatible judge is written openai:BASE_URL#MODEL, e.g. "
-                             "openai:http://127.0.0.1:8080/v1#my-model.")
-        url, model = rest.rsplit("#", 1)
-        return OpenAIJudge(url, model)
-    if spec == "heuristic":
-        return HeuristicJudge()
-    if spec == "combined":
-        return CombinedJudge([LocalJudge(), HeuristicJudge()],
-                             [DEFAULT_WEIGHTS["local"], DEFAULT_WEIGHTS["heuristic"]])
-    if spec.startswith("combined:"):
-        return CombinedJudge([make_judge(s) for s in spec[len("combined:"):].split("+") if s])
-    raise InputError(f"Unknown judge '{spec}'; use local, local:PATH.gguf, openai:URL#MODEL, "
-                     "heuristic or combined.")
 
 
 # -- agreement on hand-written preference pairs -----------------------------------------------------
