@@ -141,9 +141,11 @@ def companion_models(cfg: DirectorConfig) -> dict[str, str]:
     return out
 
 
-def _log(msg: str) -> None:
+def log(msg: str) -> None:
+    """One progress line of the Director run on stderr, with the time."""
     print(f"[director] {time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
 
 
-def _weights(cfg: DirectorConfig) -> dict[str, float]:
+def reward_weights(cfg: DirectorConfig) -> dict[str, float]:
+    """The weight of each reward component (``cfg.weights``) as a plain dict."""
     return {k: float(v) for k, v in to_dict(cfg.weights).items()}

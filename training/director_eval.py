@@ -9,7 +9,7 @@ from typing import Any
 
 from training.common import TrainError, convert_to_gguf, read_json, sha256_file, write_json
 from training.config import save_config, to_dict
-from training.director_config import DirectorConfig, _weights
+from training.director_config import DirectorConfig, reward_weights
 from training.director_policy import decision_choices, table_summary
 from training.director_rollouts import director_prompt
 from training.export import argmax_agreement, merge_adapter, quantize, register
@@ -78,7 +78,7 @@ def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -
     files = manifest["files"]
     trained = export_dir(out) / next(v["path"] for k, v in files.items() if k != "f16") \
         if len(files) > 1 else export_dir(out) / files["f16"]["path"]
-    weights = _weights(cfg)
+    weights = reward_weights(cfg)
     policies: dict[str, Any] = {"round-robin": RoundRobin()}
     runtimes = []
     for label, path in (("untrained", base_gguf(out)), ("trained", trained)):

@@ -49,10 +49,10 @@ from typing import Any
 from training import base_model
 from training.common import TrainError, convert_to_gguf, read_json, sha256_file, write_json
 from training.config import BaseConfig, save_config
-from training.director_config import DirectorConfig, _log, companion_models
+from training.director_config import DirectorConfig, companion_models, log
 from training.director_eval import evaluate, export
 from training.director_policy import train
-from training.director_rollouts import Rollouts, _state_rows, build_states, directive_mode, load_states
+from training.director_rollouts import Rollouts, build_states, directive_mode, load_states, state_rows
 from training.layout import (MANIFEST, METRICS, base_dir, base_gguf, director_dir,
                              director_eval_dir, export_dir, hf_dir, is_done, mark_done, states_dir)
 
@@ -74,7 +74,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     if cfg.tiny:
         base_cfg.tiny = True
     _prepare_base(base_cfg, out, cfg.seed)
-    _log("base done")
+    log("base done")
 
     persona_model = cfg.persona_model or str(bundled_model_path())
     rollout = Rollouts(persona_model, cfg.rollout_max_tokens, cfg.threads or None, cfg.seed,
@@ -96,14 +96,14 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     else:
         train_states = build_states(cfg, "train", rollout)
         held_states = build_states(cfg, "heldout", rollout)
-        write_json(saved, {"key": states_key, "train": _state_rows(train_states),
-                           "heldout": _state_rows(held_states)})
-    _log(f"states: {len(train_states)} train, {len(held_states)} heldout")
+        write_json(saved, {"key": states_key, "train": state_rows(train_states),
+                           "heldout": state_rows(held_states)})
+    log(f"states: {len(train_states)} train, {len(held_states)} heldout")
 
     n_params = _count_params(hf_dir(out))
     mode = directive_mode(cfg, n_params)
     rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
-    rewarder.progress = _log
+    rewarder.progress = log
     # a restarted run reuses them; they also depend on how a directive reaches the companion and
     # on which replies count as a copy of a recent one (rolled out again, as in the app)
     from engine.reply.copyguard import DEFAULT_RULE
@@ -112,13 +112,13 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
                     "copy_rule": DEFAULT_RULE.key()}
     reused = rewarder.persist(states_dir(out) / "rollouts.json", rollouts_key)
     if reused:
-        _log(f"reusing {reused} saved rollouts")
+        log(f"reusing {reused} saved rollouts")
     if not is_done(director_dir(out)):
         train(cfg, out, train_states, rewarder, fmt, mode)
-    _log("training done")
+    log("training done")
     if not is_done(export_dir(out)):
         export(cfg, out, held_states, fmt, mode)
-    _log("export done")
+    log("export done")
     result: dict[str, Any] = {"out": str(out), "mode": mode,
                               "manifest": read_json(export_dir(out) / MANIFEST)}
     if cfg.evaluate:

@@ -9,7 +9,7 @@ from typing import Any
 
 from training.common import TrainError, grpo_history, write_json
 from training.config import save_config
-from training.director_config import DirectorConfig, _log, _weights
+from training.director_config import DirectorConfig, log, reward_weights
 from training.director_rollouts import director_prompt
 from training.layout import METRICS, director_dir, hf_dir, mark_done
 
@@ -30,25 +30,25 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     if cfg.reward_table and mode == "menu":
         t_table = time.perf_counter()
         table = rewarder.table(states, decision_choices)
-        summary = table_summary(table, states, _weights(cfg))
-        summary["signal"] = rewarder.split_half_signal(states, decision_choices, _weights(cfg))
+        summary = table_summary(table, states, reward_weights(cfg))
+        summary["signal"] = rewarder.split_half_signal(states, decision_choices, reward_weights(cfg))
         write_json(folder / "reward_table.json", summary)
         if summary["signal"]:
             sig = summary["signal"]
-            _log(f"reward table signal (picked on one reply, scored on another): best decision "
+            log(f"reward table signal (picked on one reply, scored on another): best decision "
                  f"{sig['split_oracle']}, round-robin {sig['round_robin']}, random {sig['random']} "
                  f"(picked and scored on the same replies: {sig['in_sample_oracle']})")
-        _log(f"reward table: {sum(map(len, table.values()))} decisions in {time.perf_counter() - t_table:.0f} s")
+        log(f"reward table: {sum(map(len, table.values()))} decisions in {time.perf_counter() - t_table:.0f} s")
     warm: dict[str, Any] = {}
     if cfg.warm_start_epochs > 0 and cfg.reward_table and mode == "menu":
         items = []
         for s in states:
-            row = table_rewards(table[s.id], _weights(cfg))
+            row = table_rewards(table[s.id], reward_weights(cfg))
             items.append((director_prompt(s, fmt), row, decision_bias(s, cfg.balance_prior, list(row))))
         warm = table_warm_start(model, tok, items,
                                 epochs=cfg.warm_start_epochs, lr=cfg.warm_start_lr, seed=cfg.seed)
         write_json(folder / "warm_start.json", warm)
-    fns, weights = make_reward_funcs(rewarder, by_id, _weights(cfg))
+    fns, weights = make_reward_funcs(rewarder, by_id, reward_weights(cfg))
     rows = [{"prompt": director_prompt(s, fmt), "state_id": s.id} for s in states]
     ds = Dataset.from_list(rows)
     constraint = None
@@ -61,7 +61,7 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
         # a decision cut short can never be valid: the limit must fit the longest menu decision
         longest = constraint.longest + 1
         if longest > max_len:
-            _log(f"max_completion_length {max_len} -> {longest} (the longest menu decision)")
+            log(f"max_completion_length {max_len} -> {longest} (the longest menu decision)")
             max_len = longest
     args = GRPOConfig(output_dir=str(folder / "checkpoints"), max_steps=cfg.steps, learning_rate=cfg.learning_rate,
                       per_device_train_batch_size=cfg.prompts_per_step * cfg.num_generations,
@@ -300,7 +300,7 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[Any, ...]], *, epoc
         history.append({"epoch": epoch + 1, "expected_reward": round(sum(exp_r) / len(exp_r), 4),
                         "greedy_reward": round(sum(greedy_r) / len(greedy_r), 4),
                         "seconds": round(time.perf_counter() - t0, 1)})
-        _log(f"warm start epoch {epoch + 1}: expected table reward {history[-1]['expected_reward']}, "
+        log(f"warm start epoch {epoch + 1}: expected table reward {history[-1]['expected_reward']}, "
              f"greedy {history[-1]['greedy_reward']}")
     model.eval()
     final = evaluate_all()

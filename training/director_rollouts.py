@@ -153,5 +153,6 @@ def directive_mode(cfg: DirectorConfig, n_params: int) -> str:
     return directive_mode_for(n_params)
 
 
-def _state_rows(states: list[Any]) -> list[dict[str, Any]]:
+def state_rows(states: list[Any]) -> list[dict[str, Any]]:
+    """States as ``states/states.json`` keeps them (scenario id + this round's replies)."""
     return [{"id": s.id, "scenario": s.scenario.id, "round_replies": s.round_replies} for s in states]
