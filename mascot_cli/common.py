@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from engine.storage import Store
 
 
-
-def _store() -> Any:
-    from engine.storage import Store
+def open_store() -> Store:
+    """The history database in the user's data folder."""
     return Store()
 
 

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
 from pathlib import Path
+
 import click
 
+from engine.card_files import export_card
+from engine.data import delete_all, write_export
+from engine.doctor import text as doctor_text
 from engine.errors import InputError, MascotError
-from mascot_cli.common import _store
+from engine.models.catalog import entry_need, fit, gb, load_catalog, memory_info, recommend
+from engine.models.hub import download_gguf
+from engine.models.registry import ModelRegistry
+from engine.paths import user_dir
+from engine.persona_files import list_sets, load_set, load_set_file, save_user_set
+from mascot_cli.common import open_store
 
 @click.group()
 def personas() -> None:
@@ -16,7 +27,6 @@ def personas() -> None:
 
 @personas.command("list")
 def personas_list() -> None:
-    from engine.persona_files import list_sets
     for s in list_sets():
         click.echo(f"{s.name:14} {s.title} — {', '.join(s.names)}")
 
@@ -26,7 +36,6 @@ def personas_list() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the set as JSON.")
 def personas_show(name: str, as_json: bool) -> None:
     """Show a set (by name or file) or one companion (SET/NAME)."""
-    from engine.persona_files import load_set
     set_name, _, member = name.partition("/")
     s = load_set(set_name)
     members = [s.member(member)] if member else s.members
@@ -46,7 +55,6 @@ def personas_show(name: str, as_json: bool) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 def personas_import(path: Path) -> None:
     """Import a persona set (.json), a persona, or a Character Card (.json/.png, V1/V2/V3)."""
-    from engine.persona_files import load_set_file, save_user_set
     s = load_set_file(path)
     out = save_user_set(s)
     click.echo(f"Imported '{s.name}' ({', '.join(s.names)}) to {out}. "
@@ -60,7 +68,6 @@ def personas_import(path: Path) -> None:
               help="Character Card version for .png/.json card exports.")
 def personas_export(name: str, out: Path, spec: str) -> None:
     """Export SET/NAME as a Character Card (.png or .json), or a whole SET as a set .json."""
-    from engine.persona_files import load_set
     set_name, _, member = name.partition("/")
     s = load_set(set_name)
     if not member:
@@ -68,7 +75,6 @@ def personas_export(name: str, out: Path, spec: str) -> None:
             raise InputError("A whole set exports as .json; for a card name one companion: SET/NAME.")
         out.write_text(json.dumps(s.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     else:
-        from engine.card_files import export_card
         export_card(s.member(member), out, spec=f"chara_card_{spec}")
     click.echo(f"Wrote {out}")
 
@@ -83,8 +89,7 @@ def models() -> None:
 @models.command("list")
 @click.option("--json", "as_json", is_flag=True)
 def models_list(as_json: bool) -> None:
-    from engine.models.registry import ModelRegistry
-    items = ModelRegistry(_store()).list()
+    items = ModelRegistry(open_store()).list()
     if as_json:
         click.echo(json.dumps([{k: v for k, v in m.to_dict().items() if k != "chat_template"} for m in items], indent=2))
         return
@@ -102,8 +107,7 @@ def models_list(as_json: bool) -> None:
 @click.option("--name", default=None, help="Name to register it under (default: from the file).")
 def models_add(path: Path, name: str | None) -> None:
     """Check a GGUF file and register it."""
-    from engine.models.registry import ModelRegistry
-    m = ModelRegistry(_store()).add(path, name)
+    m = ModelRegistry(open_store()).add(path, name)
     click.echo(f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
                f"{m.size_mb:.1f} MB, sha256 {m.sha256}")
 
@@ -114,8 +118,7 @@ def models_add(path: Path, name: str | None) -> None:
 @click.option("--name", default=None, help="Name to register it under (default: from the file name).")
 def models_add_adapter(path: Path, base: str, name: str | None) -> None:
     """Check a LoRA adapter GGUF and register it over a base model (personas can use its name)."""
-    from engine.models.registry import ModelRegistry
-    m = ModelRegistry(_store()).add_adapter(path, base, name)
+    m = ModelRegistry(open_store()).add_adapter(path, base, name)
     click.echo(f"Added adapter {m.name}: LoRA on {m.base}, {m.quantization}, {m.size_mb:.1f} MB, "
                f"sha256 {m.sha256}")
 
@@ -124,8 +127,7 @@ def models_add_adapter(path: Path, base: str, name: str | None) -> None:
 @click.argument("name")
 def models_remove(name: str) -> None:
     """Forget a registered model (the file stays on disk)."""
-    from engine.models.registry import ModelRegistry
-    ModelRegistry(_store()).remove(name)
+    ModelRegistry(open_store()).remove(name)
     click.echo(f"Removed {name} from the model list (the file was not deleted).")
 
 
@@ -133,8 +135,7 @@ def models_remove(name: str) -> None:
 @click.argument("name", required=False)
 def models_verify(name: str | None) -> None:
     """Re-check a model (or all) against its recorded sha256."""
-    from engine.models.registry import ModelRegistry
-    reg = ModelRegistry(_store())
+    reg = ModelRegistry(open_store())
     names = [name] if name else [m.name for m in reg.list()]
     bad = 0
     for n in names:
@@ -151,7 +152,6 @@ def models_verify(name: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
     """The curated models with what each needs and whether it fits this computer (docs/models.md)."""
-    from engine.models.catalog import entry_need, fit, gb, load_catalog, memory_info, recommend
     entries = load_catalog()
     total, available = memory_info()
     fits = {e.id: fit(entry_need(e, n_ctx=n_ctx, companions=companions), total, available) for e in entries}
@@ -176,9 +176,6 @@ def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
 @click.argument("model_id")
 def models_get(model_id: str) -> None:
     """Download a catalog model (resumes an interrupted download, checks its sha256) and register it."""
-    import sys
-    from engine.models.catalog import load_catalog
-    from engine.models.hub import download_gguf
     entries = {e.id: e for e in load_catalog()}
     e = entries.get(model_id)
     if e is None:
@@ -186,13 +183,12 @@ def models_get(model_id: str) -> None:
     shown = [0.0]
 
     def progress(done: int, total: int, status) -> None:
-        import time
         if time.monotonic() - shown[0] > 1 or status.phase in ("verifying", "done"):
             shown[0] = time.monotonic()
             extra = status.describe(done, total)
             print(f"\r{done / 1e6:,.0f} of {total / 1e6:,.0f} MB {extra}   ", end="", file=sys.stderr, flush=True)
 
-    path = download_gguf(e.repo, e.file, None, progress, None, store=_store(), revision=e.revision,
+    path = download_gguf(e.repo, e.file, None, progress, None, store=open_store(), revision=e.revision,
                          sha256=e.sha256, md5=e.md5, size=e.size_bytes, name=e.id)
     print(file=sys.stderr)
     click.echo(f"Downloaded and verified {e.name} ({path}); use it with --model {e.id}.")
@@ -204,8 +200,7 @@ def models_get(model_id: str) -> None:
 @click.option("--no-verify", is_flag=True, help="Skip re-hashing the registered models (faster).")
 def doctor(no_verify: bool) -> None:
     """Print what a bug report needs: versions, CPU and llama.cpp build, probe, data, models, disk, RAM."""
-    from engine.doctor import text
-    click.echo(text(verify_models=not no_verify))
+    click.echo(doctor_text(verify_models=not no_verify))
 
 
 # -- history -------------------------------------------------------------------------------------
@@ -218,7 +213,7 @@ def history() -> None:
 @history.command("list")
 @click.option("--search", "-s", default="", help="Only conversations whose title or messages contain this.")
 def history_list(search: str) -> None:
-    rows = _store().conversations(search)
+    rows = open_store().conversations(search)
     if not rows:
         click.echo("No conversations yet.")
     for r in rows:
@@ -231,7 +226,7 @@ def history_list(search: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="File (default: stdout).")
 def history_export(conversation_id: int, fmt: str, out: Path | None) -> None:
-    store = _store()
+    store = open_store()
     text = (store.export_markdown(conversation_id) if fmt == "md"
             else json.dumps(store.export_json(conversation_id), indent=2, ensure_ascii=False))
     if out:
@@ -245,7 +240,7 @@ def history_export(conversation_id: int, fmt: str, out: Path | None) -> None:
 @click.argument("conversation_id", type=int)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def history_delete(conversation_id: int, yes: bool) -> None:
-    store = _store()
+    store = open_store()
     conv = store.conversation(conversation_id)
     if not yes and not click.confirm(f"Delete '{conv['title']}' and all its messages?"):
         click.echo("Nothing deleted.")
@@ -266,10 +261,9 @@ def data() -> None:
 def data_export(out: Path) -> None:
     """Write every conversation (JSON + Markdown), imported personas, remembered facts, the groups'
     lorebooks and the model list to a .zip (the same export as the app's)."""
-    from engine.data import write_export
     if out.suffix.lower() != ".zip":
         raise InputError("Give a .zip file name for the export, e.g. mascot-data.zip.")
-    count = write_export(_store(), out)
+    count = write_export(open_store(), out)
     click.echo(f"Wrote {count} conversation(s) to {out}")
 
 
@@ -278,12 +272,10 @@ def data_export(out: Path) -> None:
 def data_delete(yes: bool) -> None:
     """Delete all conversations, remembered facts, imported personas, registered models (files
     stay) and logs."""
-    from engine.data import delete_all
-    from engine.paths import user_dir
     if not yes and not click.confirm("Delete ALL conversations, imported personas and settings?"):
         click.echo("Nothing deleted.")
         return
-    delete_all(_store(), delete_models=False)
+    delete_all(open_store(), delete_models=False)
     click.echo(f"Deleted all Mascot data in {user_dir()}.")
 
 

@@ -16,8 +16,15 @@ from typing import Any
 
 import click
 
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
+from engine.director.policies import POLICIES
 from engine.errors import InputError, MascotError
-from mascot_cli.common import _store, paint
+from engine.paths import user_dir
+from engine.persona_files import load_set
+from engine.safety import DISCLOSURE
+from mascot_cli.common import open_store, paint
+from mascot_cli.library import data, doctor, history, models, personas
 
 log = logging.getLogger("mascot")
 
@@ -58,11 +65,6 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
          region: str | None, seed: int | None, max_tokens: int | None, user_name: str,
          history_tokens: int | None, no_color: bool, no_save: bool) -> None:
     """Talk with a group of companions (interactive, or one round with --say)."""
-    from engine.chat.group import GroupChat
-    from engine.chat.settings import ChatSettings
-    from engine.persona_files import load_set
-    from engine.safety import DISCLOSURE
-
     if as_json and say is None:
         raise InputError("--json needs --say \"TEXT\" (one round, machine-readable).")
     if max_tokens is not None and not 8 <= max_tokens <= 1024:
@@ -71,7 +73,7 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
                             user_name=user_name.strip() or "User", region=region, seed=seed,
                             model=model, director_model=director_model, max_tokens=max_tokens,
                             **({} if history_tokens is None else {"history_tokens": history_tokens}))
-    store = None if no_save else _store()
+    store = None if no_save else open_store()
     pset = load_set(group)
     session = GroupChat(pset, settings=settings, store=store, conversation_id=conversation)
     color = sys.stdout.isatty() and not no_color and not as_json
@@ -132,7 +134,6 @@ def _command(session: Any, line: str) -> bool:
         except MascotError as e:
             click.echo(f"Error: {e}", err=True)
     elif cmd == "policy":
-        from engine.director.policies import POLICIES
         if arg not in POLICIES:
             click.echo(f"Error: use one of {', '.join(POLICIES)}.", err=True)
         else:
@@ -218,9 +219,7 @@ def _round(session: Any, text: str, as_json: bool, color: bool) -> None:
         raise MascotError(errors[0])
 
 
-# -- personas ------------------------------------------------------------------------------------
-
-from mascot_cli.library import data, doctor, history, models, personas  # noqa: E402 (the sub-commands)
+# -- personas, models, doctor, history, data (mascot_cli/library.py) -----------------------------
 
 for _command_group in (personas, models, doctor, history, data):
     cli.add_command(_command_group)
@@ -228,7 +227,6 @@ for _command_group in (personas, models, doctor, history, data):
 
 def _log_file() -> Path | None:
     try:
-        from engine.paths import user_dir
         d = user_dir() / "logs"
         d.mkdir(exist_ok=True)
         return d / "mascot.log"

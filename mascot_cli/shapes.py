@@ -31,6 +31,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from engine.errors import InputError
+from engine.llm.adapters import synthetic_adapter
+from engine.models.catalog import load_catalog
+from engine.models.registry import bundled_model_path
+
 # family -> (transformers config class, architecture llama.cpp writes, special tokens, end of turn)
 FAMILIES = {
     "llama3.2": ("LlamaConfig", "llama", ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
@@ -89,7 +94,6 @@ TINY_SHAPES = {"tiny": Shape("tiny", "llama3.2", Dims(hidden=128, layers=2, head
 
 
 def shape_names() -> list[str]:
-    from engine.models.catalog import load_catalog
     return sorted(TINY_SHAPES) + [e.id for e in load_catalog() if e.id in PUBLISHED]
 
 
@@ -97,10 +101,8 @@ def shape_of(name: str) -> Shape:
     """A catalog entry's shape (``llama-3.2-3b-instruct``) or a tiny one (``tiny``)."""
     if name in TINY_SHAPES:
         return TINY_SHAPES[name]
-    from engine.models.catalog import load_catalog
     entries = {e.id: e for e in load_catalog()}
     if name not in entries or name not in PUBLISHED:
-        from engine.errors import InputError
         raise InputError(f"There is no model shape '{name}'; use one of: {', '.join(shape_names())}.")
     e = entries[name]
     hidden, heads, ffn = PUBLISHED[name]
@@ -239,8 +241,6 @@ def build_shape(name: str, log: Callable[[str], None] = lambda s: print(s, file=
     """The shape's GGUF and a random rank-16 LoRA adapter GGUF for it, built once and cached
     under ``~/.cache/mascot/shapes`` (``$XDG_CACHE_HOME``). Returns (model, adapter)."""
     import shutil
-    from engine.llm.adapters import synthetic_adapter
-    from engine.models.registry import bundled_model_path
     shape = shape_of(name)
     folder = cache_root() / "shapes"
     folder.mkdir(parents=True, exist_ok=True)

@@ -101,7 +101,7 @@ def test_estimate_counts_each_part():
 
 def test_the_cli_lists_the_catalog_with_fit_labels(capsys, monkeypatch):
     from mascot_cli.main import main
-    monkeypatch.setattr("engine.models.catalog.memory_info", lambda: (8 * GB, 4 * GB))
+    monkeypatch.setattr("mascot_cli.library.memory_info", lambda: (8 * GB, 4 * GB))
     assert main(["models", "catalog", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in rows] == [e.id for e in load_catalog()]
