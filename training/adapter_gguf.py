@@ -33,6 +33,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from engine.errors import ModelError
+from engine.models.registry import gguf_fields
 from training.common import TrainError
 
 # HF Llama module -> llama.cpp tensor (gguf MODEL_TENSOR names for MODEL_ARCH.LLAMA)
@@ -135,8 +137,6 @@ def _heads_from(base: Path) -> tuple[str, int, int]:
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise TrainError(f"{f}: unreadable model config ({type(e).__name__}).") from None
     if base.is_file():
-        from engine.errors import ModelError
-        from engine.models.registry import gguf_fields
         try:
             head = gguf_fields(base, ("general.architecture", "general.type"))
             arch = str(head["general.architecture"] or "")

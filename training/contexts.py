@@ -20,6 +20,8 @@ from engine.chat.companion_memory import CompanionMemory
 from engine.chat.group import companion_prompt
 from engine.chat.settings import ChatSettings
 from engine.llm.chat_format import ChatFormat
+from engine.llm.runtime import token_counter
+from engine.models.registry import bundled_model_path, inspect_gguf
 from engine.personas import Persona, PersonaSet
 from engine.persona_files import load_set
 from engine.reply.cleanup import finish_reply
@@ -97,8 +99,6 @@ def persona_messages(group: PersonaSet, scenario: Scenario, persona: Persona, n_
 @lru_cache(maxsize=1)
 def bundled_token_counter() -> Callable[[str], int]:
     """The bundled model's tokenizer as a token counter (the tokenizer alone is loaded)."""
-    from engine.llm.runtime import token_counter
-    from engine.models.registry import bundled_model_path
     return token_counter(bundled_model_path())
 
 
@@ -130,5 +130,4 @@ def build_contexts(group_name: str, personas: list[str], *, split: str, domain: 
 
 
 def chat_template_of(gguf_path: Any) -> str:
-    from engine.models.registry import inspect_gguf
     return inspect_gguf(gguf_path, compute_hash=False).chat_template

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.director.policies import BALANCE_PRIOR
+from engine.persona_files import load_set
 from training.common import TrainError
-from training.config import BaseConfig, LoraSettings, from_dict, merge, opt, read_yaml, to_dict
+from training.config import (BaseConfig, LoraSettings, from_dict, merge, namespace_to_nested, opt,
+                             read_yaml, to_dict)
 
 
 @dataclass
@@ -99,7 +101,6 @@ def tiny_preset() -> dict[str, Any]:
 
 def resolve_config(args: argparse.Namespace) -> DirectorConfig:
     """Defaults < --tiny < YAML < command line (the same precedence as the persona stages)."""
-    from training.config import namespace_to_nested
     data = to_dict(DirectorConfig())
     if args.tiny:
         data = merge(data, tiny_preset())
@@ -119,7 +120,6 @@ def resolve_config(args: argparse.Namespace) -> DirectorConfig:
 def companion_models(cfg: DirectorConfig) -> dict[str, str]:
     """``--persona-models`` as {companion: GGUF path}; a pair that is malformed, names no
     companion of the group or a file that does not exist is refused with one line."""
-    from engine.persona_files import load_set
     out: dict[str, str] = {}
     if not cfg.persona_models.strip():
         return out

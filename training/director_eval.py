@@ -7,10 +7,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from engine.director.policies import Director, RoundRobin
+from engine.llm.runtime import LlamaRuntime
 from training.common import TrainError, convert_to_gguf, read_json, sha256_file, write_json
 from training.config import save_config, to_dict
 from training.director_config import DirectorConfig, reward_weights
 from training.director_policy import decision_choices, table_summary
+from training.director_rewards import COMPONENTS, total
 from training.director_rollouts import director_prompt
 from training.export import argmax_agreement, merge_adapter, quantize, register
 from training.layout import (CONFIG, MANIFEST, METRICS, base_dir, base_gguf, director_dir,
@@ -69,10 +72,6 @@ def export(cfg: DirectorConfig, out: Path, held_states: list[Any], fmt: Any, mod
 def evaluate(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any) -> Path:
     """Held-out states: the app's Director (grammar, greedy) on the base and on the trained GGUF,
     and round-robin, scored with the same components and weights."""
-    from engine.director.policies import Director, RoundRobin
-    from engine.llm.runtime import LlamaRuntime
-
-    from training.director_rewards import COMPONENTS, total
     folder = director_eval_dir(out)
     manifest = read_json(export_dir(out) / MANIFEST)
     files = manifest["files"]

@@ -45,14 +45,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-
+from engine.llm.chat_format import ChatFormat
+from engine.models.registry import bundled_model_path
+from engine.reply.copyguard import DEFAULT_RULE
+from engine.reply.prompts import turn_note
 from training import base_model
 from training.common import TrainError, convert_to_gguf, read_json, sha256_file, write_json
 from training.config import BaseConfig, save_config
+from training.contexts import chat_template_of
 from training.director_config import DirectorConfig, companion_models, log
 from training.director_eval import evaluate, export
 from training.director_policy import train
+from training.director_rewards import GroupRewarder
 from training.director_rollouts import Rollouts, build_states, directive_mode, load_states, state_rows
+from training.judges.factory import make_judge
+from training.judges.heuristic import HeuristicJudge
 from training.layout import (MANIFEST, METRICS, base_dir, base_gguf, director_dir,
                              director_eval_dir, export_dir, hf_dir, is_done, mark_done, states_dir)
 
@@ -60,12 +67,6 @@ from training.layout import (MANIFEST, METRICS, base_dir, base_gguf, director_di
 # -- the run -----------------------------------------------------------------------------------------
 
 def run(cfg: DirectorConfig) -> dict[str, Any]:
-    from engine.models.registry import bundled_model_path
-    from engine.llm.chat_format import ChatFormat
-
-    from training.contexts import chat_template_of
-    from training.director_rewards import GroupRewarder
-    from training.judges.factory import make_judge
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     save_config(out, cfg)
@@ -81,7 +82,6 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
                        models=companion_models(cfg))
     judge = make_judge(cfg.judge)
     if not hasattr(judge, "embed"):
-        from training.judges.heuristic import HeuristicJudge
         embedder = HeuristicJudge()
         judge.embed = embedder.embed  # type: ignore[attr-defined]
     fmt = ChatFormat(chat_template_of(base_gguf(out)) or None)
@@ -106,8 +106,6 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     rewarder.progress = log
     # a restarted run reuses them; they also depend on how a directive reaches the companion and
     # on which replies count as a copy of a recent one (rolled out again, as in the app)
-    from engine.reply.copyguard import DEFAULT_RULE
-    from engine.reply.prompts import turn_note
     rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
                     "copy_rule": DEFAULT_RULE.key()}
     reused = rewarder.persist(states_dir(out) / "rollouts.json", rollouts_key)

@@ -7,11 +7,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine.director.policies import Director, RoundRobin, balance_bias
+from engine.llm.choices import bias_potential, choice_tokens
 from training.common import TrainError, grpo_history, write_json
 from training.config import save_config
 from training.director_config import DirectorConfig, log, reward_weights
+from training.director_rewards import make_reward_funcs, total
 from training.director_rollouts import director_prompt
 from training.layout import METRICS, director_dir, hf_dir, mark_done
+from training.lora import peft_config
 
 
 def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt: Any, mode: str) -> Path:
@@ -19,8 +23,6 @@ def train(cfg: DirectorConfig, out: Path, states: list[Any], rewarder: Any, fmt:
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
-
-    from training.director_rewards import make_reward_funcs
     folder = director_dir(out)
     torch.manual_seed(cfg.seed)
     tok = AutoTokenizer.from_pretrained(str(hf_dir(out)))
@@ -96,7 +98,6 @@ def table_summary(table: dict[str, dict[str, dict[str, float]]], states: list[An
                   weights: dict[str, float]) -> dict[str, Any]:
     """Per state: the group reward of every allowed decision, the best one, the average (what a
     uniformly random valid decision scores) and round-robin's; and their means over states."""
-    from engine.director.policies import Director, RoundRobin
     rows = []
     for s in states:
         rewards = {c: round(r, 4) for c, r in table_rewards(table[s.id], weights).items()}
@@ -119,8 +120,6 @@ def policy_model(cfg: DirectorConfig, hf: Path) -> Any:
     import torch
     from peft import PeftModel, get_peft_model
     from transformers import AutoModelForCausalLM
-
-    from training.lora import peft_config
     model = AutoModelForCausalLM.from_pretrained(str(hf), dtype=torch.float32)
     if cfg.init_adapter:
         path = Path(cfg.init_adapter).expanduser()
@@ -133,7 +132,6 @@ def policy_model(cfg: DirectorConfig, hf: Path) -> Any:
 
 def decision_choices(state: Any) -> list[str]:
     """The exact decision strings the app's Director may produce in this state (menu mode)."""
-    from engine.director.policies import Director
     rs = state.round_state()
     return Director.choices(rs, rs.allowed(), rs.may_end())
 
@@ -142,14 +140,12 @@ def decision_bias(state: Any, strength: float, choices: list[str] | None = None)
     """The app's participation prior (``engine.director.policies.balance_bias``) for each of ``choices``
     (default ``decision_choices(state)``); None when it changes nothing (strength 0, or no one
     quieter)."""
-    from engine.director.policies import Director, balance_bias
     bias = balance_bias(state.round_state(), state.transcript(), strength)
     return Director.choice_bias(decision_choices(state) if choices is None else choices, bias)
 
 
 def table_rewards(decisions: dict[str, dict[str, float]], weights: dict[str, float]) -> dict[str, float]:
     """One state's row of the reward table as the group reward of each decision string."""
-    from training.director_rewards import total
     return {c: total(comps, weights) for c, comps in decisions.items()}
 
 
@@ -168,8 +164,6 @@ def constrained_logprobs(model: Any, tok: Any, prompt: str, choices: list[str],
     import inspect
 
     import torch
-
-    from engine.llm.choices import choice_tokens
     if bias is not None:
         lp = constrained_logprobs(model, tok, prompt, choices) + torch.tensor(bias, dtype=torch.float32)
         return lp - torch.logsumexp(lp, dim=0)
@@ -262,8 +256,6 @@ def table_warm_start(model: Any, tok: Any, items: list[tuple[Any, ...]], *, epoc
     order = list(range(len(items)))
     history: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-
-    from engine.llm.choices import choice_tokens
     tokens = [[choice_tokens(c, lambda p: tok(p, add_special_tokens=False)["input_ids"]) for c in it[1]]
               for it in items]
     bias = [it[2] if len(it) > 2 else None for it in items]
@@ -328,7 +320,6 @@ class ChoiceConstraint:
 
     def __init__(self, tok: Any, choices_by_prompt: dict[str, list[str]],
                  bias_by_prompt: dict[str, list[float] | None] | None = None):
-        from engine.llm.choices import bias_potential, choice_tokens
         self.eos = tok.eos_token_id
         self.tries: dict[tuple[int, ...], dict] = {}
         self.phi: dict[int, float] = {}  # id(trie node) -> the largest bias below it (bias_potential)

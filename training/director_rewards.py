@@ -38,7 +38,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from engine.director.policies import END, FREE_DIRECTIVE_PATTERN, Director, RoundState, clean_directive
+from engine.director.policies import (END, FREE_DIRECTIVE_PATTERN, NO_DIRECTIVE, Director,
+                                      RoundRobin, RoundState, clean_directive)
 from training.scenarios import USER
 
 COMPONENTS = ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format")
@@ -240,7 +241,6 @@ class GroupRewarder:
         valid decision. If the split oracle is no better than round-robin, the reward holds no
         state-dependent signal a Director could learn beyond what round-robin already does.
         None with fewer than 2 samples."""
-        from engine.director.policies import NO_DIRECTIVE, RoundRobin
         if self.samples < 2:
             return None
         sums: dict[str, list[float]] = {"split_oracle": [], "split_oracle_free_turns": [],

@@ -7,7 +7,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engine.chat.group import GroupChat
+from engine.chat.settings import ChatSettings
+from engine.director.policies import Director, RoundRobin, directive_mode_for
+from engine.llm.adapters import AdapterBackend
+from engine.llm.batch import BatchGenerator
+from engine.llm.runtime import RuntimePool
+from engine.models.registry import close_reader, open_reader, reader_field
+from engine.persona_files import load_set
+from engine.reply.prompts import from_history
+from engine.reply.turn import ReplyJob, batch_replies, generate_reply
+from training.contexts import domain_for
 from training.director_config import DirectorConfig
+from training.director_rewards import GroupState
+from training.scenarios import load_scenarios
 
 
 # -- states and rollouts ----------------------------------------------------------------------------
@@ -21,7 +34,6 @@ class Rollouts:
 
     def __init__(self, model_path: str | Path, max_tokens: int, n_threads: int | None = None, seed: int = 0,
                  models: dict[str, str] | None = None):
-        from engine.llm.runtime import RuntimePool
         self.pool = RuntimePool(n_ctx=2048, n_threads=n_threads)
         self.path = str(model_path)
         self.models = dict(models or {})
@@ -37,14 +49,10 @@ class Rollouts:
     def backend(self, path: str) -> Any:
         """The runtime for ``path``; an adapter GGUF runs over the shared base runtime."""
         if path in self.adapters.values():
-            from engine.llm.adapters import AdapterBackend
             return AdapterBackend(self.pool.get(self.path), path)
         return self.pool.get(path)
 
     def _chat(self, state: Any, sample: int = 0) -> Any:
-        from engine.chat.group import GroupChat
-        from engine.chat.settings import ChatSettings
-        from engine.reply.prompts import from_history
         chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin",
                                                             seed=self.seed + sample * self.SAMPLE_SEED_STEP,
                                                             max_tokens=self.max_tokens),
@@ -56,14 +64,12 @@ class Rollouts:
 
     def _job(self, state: Any, speaker: str, directive: str, sample: int = 0) -> Any:
         """The reply to roll out, as the app would ask for it (prompt, speaker, recent replies)."""
-        from engine.reply.turn import ReplyJob
         chat = self._chat(state, sample)
         persona = chat.member(speaker)
         return ReplyJob(chat.speaker_request(persona, directive), chat.speaker(persona), chat.recent_replies(),
                         free_retry=True)
 
     def __call__(self, state: Any, speaker: str, directive: str, sample: int = 0) -> str:
-        from engine.reply.turn import generate_reply
         job = self._job(state, speaker, directive, sample)
         return generate_reply(self.backend(self.path_for(speaker)), job.req, job.who, recent=job.recent,
                               free_retry=job.free_retry).text.strip()
@@ -72,8 +78,6 @@ class Rollouts:
         """Several rollouts decoded together (``engine.reply.turn.batch_replies``), kept and
         retried as the app keeps a reply. Items are (state, speaker, directive[, sample]); same
         prompts and settings as ``__call__``; the texts differ only in the random draws."""
-        from engine.llm.batch import BatchGenerator
-        from engine.reply.turn import batch_replies
         texts: list[str] = [""] * len(items)
         by_model: dict[str, list[int]] = {}
         for i, item in enumerate(items):
@@ -90,7 +94,6 @@ class Rollouts:
 
 def is_adapter(path: str | Path) -> bool:
     """Whether the GGUF at ``path`` is a LoRA adapter (``general.type = adapter``)."""
-    from engine.models.registry import close_reader, reader_field, open_reader
     try:
         reader = open_reader(Path(path))
     except Exception:  # not a readable GGUF: the runtime says why when it loads it
@@ -102,12 +105,6 @@ def is_adapter(path: str | Path) -> bool:
 
 
 def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
-    from engine.director.policies import RoundRobin
-    from engine.persona_files import load_set
-    from training.scenarios import load_scenarios
-
-    from training.contexts import domain_for
-    from training.director_rewards import GroupState
     group = load_set(cfg.group)
     scenarios = load_scenarios(domain_for(group.name, cfg.domain), split)
     limit = cfg.max_states if split == "train" else cfg.eval_states
@@ -129,11 +126,6 @@ def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
 
 def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
     """States saved in ``states/states.json`` (scenario id + this round's replies)."""
-    from engine.persona_files import load_set
-    from training.scenarios import load_scenarios
-
-    from training.contexts import domain_for
-    from training.director_rewards import GroupState
     group = load_set(cfg.group)
     domain = domain_for(group.name, cfg.domain)
     by_id = {sc.id: sc for split in ("train", "heldout") for sc in load_scenarios(domain, split)}
@@ -142,12 +134,10 @@ def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
 
 
 def director_prompt(state: Any, fmt: Any) -> str:
-    from engine.director.policies import Director
     return fmt.render(Director.messages(state.round_state(), state.transcript()))
 
 
 def directive_mode(cfg: DirectorConfig, n_params: int) -> str:
-    from engine.director.policies import directive_mode_for
     if cfg.directive_mode != "auto":
         return cfg.directive_mode
     return directive_mode_for(n_params)

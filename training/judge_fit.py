@@ -24,9 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from training.judges.rubric import DIMENSIONS, PreferencePair
-
-from training.judges.learned import FEATURES, FeatureMaker, load_preferences, weights_path
+from engine.persona_files import load_set
+from training.judges.heuristic import HeuristicJudge
+from training.judges.learned import (FEATURES, FeatureMaker, LearnedJudge, audit_path,
+                                     load_preferences, weights_path)
+from training.judges.rubric import DIMENSIONS, PreferencePair, agreement
+from training.scenarios import load_scenarios
 
 # Twin kinds and the MASCOT dimension each one offends.
 TWIN_CRITERION = {
@@ -234,8 +237,6 @@ def fit(train: Sequence[PreferencePair], dev: Sequence[PreferencePair], maker: F
 
 
 def context_maps(pairs: Sequence[PreferencePair]) -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
-    from engine.persona_files import load_set
-    from training.scenarios import load_scenarios
     scenarios = {s.id: s for s in load_scenarios()}
     members: dict[tuple[str, str], Any] = {}
     for group in {scenarios[p.scenario].group for p in pairs}:
@@ -249,10 +250,6 @@ def run(out: str | Path | None = None, seed: int = 0, twins: bool = True, audit:
 
     ``audit=True`` fits the audit judge instead: the dev split only, no twins, a fixed L2 (nothing
     is left to choose it on), written to assets/judge/audit.json unless ``out`` says otherwise."""
-    from training.judges.heuristic import HeuristicJudge
-    from training.judges.rubric import agreement
-
-    from training.judges.learned import LearnedJudge, audit_path
     pairs = load_preferences()
     train = [p for p in pairs if p.split == ("dev" if audit else "train")]
     dev = [] if audit else [p for p in pairs if p.split == "dev"]

@@ -8,6 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from engine.errors import MascotError
+from engine.persona_files import load_set
 from training.judges.rubric import DIMENSIONS, Scores, empty_reply, persona_description
 
 if TYPE_CHECKING:
@@ -112,7 +113,6 @@ class HeuristicJudge:
         key = f"__group__{scenario.group}"
         if key not in self._cache:
             try:
-                from engine.persona_files import load_set
                 self._cache[key] = load_set(scenario.group).members
             except MascotError:
                 self._cache[key] = []

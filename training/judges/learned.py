@@ -35,6 +35,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from engine.errors import InputError, MascotError
+from engine.paths import assets_dir
+from engine.persona_files import load_set
+from training.judges.heuristic import HeuristicJudge
 from training.judges.rubric import DIMENSIONS, NEUTRAL, PreferencePair, Scores, persona_description
 
 # Anchor sentences compared by embedding similarity (the highest similarity to each bank).
@@ -142,7 +145,6 @@ class FeatureMaker:
     def group(self, name: str) -> list[Any]:
         if name not in self._groups:
             try:
-                from engine.persona_files import load_set
                 self._groups[name] = list(load_set(name).members)
             except MascotError:
                 self._groups[name] = []
@@ -219,14 +221,12 @@ class FeatureMaker:
 
 
 def weights_path() -> Path:
-    from engine.paths import assets_dir
     return assets_dir() / "judge" / "learned.json"
 
 
 def audit_path() -> Path:
     """The audit judge: the same features fitted on the dev split only, with no twins, so its
     training pairs and corruptions are disjoint from the teacher's (an evaluation signal)."""
-    from engine.paths import assets_dir
     return assets_dir() / "judge" / "audit.json"
 
 
@@ -264,7 +264,6 @@ class LearnedJudge:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from training.judges.heuristic import HeuristicJudge
             self._embedder = HeuristicJudge()   # its MiniLM loader and text cache
         return self._embedder
 
@@ -296,7 +295,6 @@ class LearnedJudge:
 # -- the length-matched preference set ----------------------------------------------------------
 
 def preferences_path() -> Path:
-    from engine.paths import assets_dir
     return assets_dir() / "judge" / "preferences.jsonl"
 
 

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import InputError, ModelError
+from engine.llm.backend import GenRequest
+from engine.llm.runtime import LlamaRuntime
+from engine.models.registry import bundled_model_path
 from training.judges.rubric import (DIMENSIONS, SCORE_SCHEMA, Scores, empty_reply, judge_messages,
                                     parse_scores)
 
@@ -50,8 +53,6 @@ class LocalJudge:
     @property
     def runtime(self) -> Any:
         if self._runtime is None:
-            from engine.models.registry import bundled_model_path
-            from engine.llm.runtime import LlamaRuntime
             self._runtime = LlamaRuntime(self.model_path or bundled_model_path(), n_ctx=self.n_ctx)
         return self._runtime
 
@@ -63,7 +64,6 @@ class LocalJudge:
         with self._lock:
             if self.mode == "expected" and self._digit_tokens() is not None:
                 return self._score_expected(messages)
-            from engine.llm.backend import GenRequest
             req = GenRequest(slot="__judge__", messages=messages, max_tokens=80, temperature=0.0, top_k=1,
                              top_p=1.0, repeat_penalty=1.0, json_schema=SCORE_SCHEMA, seed=self.seed)
             text = self.runtime.generate(req).text()

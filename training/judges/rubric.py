@@ -51,6 +51,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from engine.errors import InputError
+from engine.paths import assets_dir
+from engine.persona_files import load_set
+from training.scenarios import load_scenarios
 
 if TYPE_CHECKING:
     from engine.personas import Persona
@@ -229,7 +232,6 @@ class PreferencePair:
 
 
 def pairs_path() -> Path:
-    from engine.paths import assets_dir
     return assets_dir() / "judge" / "pairs.jsonl"
 
 
@@ -249,8 +251,6 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
               progress: Any = None) -> dict[str, Any]:
     """How often ``judge`` scores the better reply of each pair higher (mean over dimensions;
     a tie counts one half). Also per kind of flaw and per dimension."""
-    from engine.persona_files import load_set
-    from training.scenarios import load_scenarios
     pairs = list(pairs) if pairs is not None else load_pairs()
     scenarios = {s.id: s for s in load_scenarios()}
     sets: dict[str, Any] = {}
