@@ -9,6 +9,8 @@ from PySide6.QtCore import QModelIndex, QSize, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QListView, QMenu, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
+from engine.card_files import export_card
+from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME
 from engine.personas import PersonaSet
 from engine.persona_files import list_sets, save_user_set
@@ -234,8 +236,6 @@ class GroupPanel(CardDropTarget, QWidget):
             self.export_member(name, path, CARD_FILTERS.get(chosen, "chara_card_v2"))
 
     def export_member(self, name: str, path: str, spec: str = "chara_card_v2") -> bool:
-        from engine.card_files import export_card
-        from engine.errors import MascotError
         p = self.session.persona(name)
         if p is None:
             return False

@@ -8,7 +8,11 @@
 loop, not a sleep), saves ``window.grab()`` and exits 0. Errors are one line on stderr (exit 1);
 tracebacks go to ``<data folder>/logs/mascot-app.log``.
 
-This file is also the PyInstaller entry script (``build.spec``), hence absolute imports.
+This file is also the PyInstaller entry script (``build.spec``), hence absolute imports. Qt and the
+window's modules (``app.notify``, ``app.theme``, ``app.window``, ...) and the crisis screen are
+imported in the functions that need them: the display check runs before Qt loads (Qt aborts without
+its window libraries), and the probe children (``--llama-probe``, ``--safety-probe``) start without
+them.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ import signal
 import sys
 from typing import Any
 
-from engine.errors import InputError, MascotError
+from app.platform_check import check_display
+from engine.errors import InputError, MascotError, ModelError
+from engine.llm.check import LlamaUnusable, ensure_llama_works, probe_main
+from engine.models.registry import bundled_model_path
+from engine.persona_files import load_set
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--llama-probe"] and len(argv) == 2:  # the one-folder app's llama.cpp probe child
-        from engine.llm.check import probe_main
         return probe_main(argv[1])
     if argv[:1] == ["--safety-probe"] and len(argv) == 2:  # which screen a build runs (tests, support)
         return safety_probe(argv[1])
@@ -72,10 +79,8 @@ def safety_probe(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     size = _size(args.size) if args.screenshot else None
     if args.group:
-        from engine.persona_files import load_set
         load_set(args.group)  # a wrong name is a one-line error before any window opens
 
-    from app.platform_check import check_display
     problem = check_display()  # Qt would abort (SIGABRT) without its window libraries
     if problem:
         raise MascotError(problem)
@@ -121,9 +126,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _llama_problem() -> str | None:
     """The one-line reason llama.cpp cannot run here, from a subprocess probe (cached), or None."""
-    from engine.errors import ModelError
-    from engine.llm.check import LlamaUnusable, ensure_llama_works
-    from engine.models.registry import bundled_model_path
     try:
         ensure_llama_works(bundled_model_path())
     except LlamaUnusable as e:

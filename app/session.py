@@ -34,6 +34,7 @@ from .session_group import MAX_MEMBERS, GroupActions
 from .session_memory import MemoryActions
 from .item_models import (ConversationListModel, DirectorLogModel, LoreListModel, MemberListModel,
                           MemoryListModel, MessageListModel)
+from .notify import close_logging, setup_logging
 from .workers import GeneratorWorker, Runner, Worker
 
 YOU = "You"
@@ -179,7 +180,6 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             self.start()
 
     def delete_all_data(self, delete_models: bool = True) -> None:
-        from .notify import close_logging, setup_logging
         self._halt()
         self.chat = None
         close_logging()

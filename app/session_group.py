@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.errors import MascotError
+from engine.models.registry import BUNDLED_NAME, ModelRegistry
 from engine.personas import Persona
-from engine.persona_files import load_set_file
+from engine.persona_files import load_set_file, save_user_set
 
 from . import data
 
@@ -80,7 +81,6 @@ class GroupActions:
         """Run the Director on ``model`` (a registered name; None or the bundled model = the
         group's model) in every conversation from the next decision on. Kept in the app's
         settings. A trained Director (``mascot-train director``) is decoded as it was trained."""
-        from engine.models.registry import BUNDLED_NAME, ModelRegistry
         name = None if not model or model == BUNDLED_NAME else model
         if name is not None:
             try:
@@ -104,7 +104,6 @@ class GroupActions:
     def import_file(self, path: str | Path) -> bool:
         """A Character Card (PNG/JSON), persona or persona set file: one persona joins the open
         group; a set of several starts a new conversation. Both are kept in the persona library."""
-        from engine.persona_files import save_user_set
         try:
             pset = load_set_file(Path(path))
             save_user_set(pset)

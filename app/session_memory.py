@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from engine.errors import InputError, MascotError
+from engine.lorebook import MAX_BUDGET, MAX_ENTRIES, MAX_SCAN_DEPTH, book_entries, check_entry
+from engine.memory import check_fact
 from engine.persona_files import load_set
 
 
@@ -38,7 +40,6 @@ class MemoryActions:
             lambda: self.chat.remember("", message_id=mid), "Pinned: the companions will remember this.")
 
     def edit_fact(self, fid: int, text: str) -> bool:
-        from engine.memory import check_fact
         return self._memory_call(lambda: self.store.update_memory(fid, text=check_fact(text)), "Fact updated.")
 
     def pin_fact(self, fid: int, pinned: bool) -> bool:
@@ -57,7 +58,6 @@ class MemoryActions:
             book = _group_lorebook(group)
             if not book:
                 return None
-            from engine.lorebook import book_entries
             try:
                 self.store.set_group_lorebook(group, {**book, "entries": book_entries(book, group)})
             except MascotError:
@@ -86,8 +86,6 @@ class MemoryActions:
 
     def add_lore_entry(self, entry: dict[str, Any]) -> int | None:
         """Add an entry (editor fields, checked like a card's) to the open group's book; its id."""
-        from engine.lorebook import MAX_ENTRIES, check_entry
-
         def add(group: str) -> int:
             e = check_entry(entry)
             if len(self.store.lore_entries(group)) >= MAX_ENTRIES:
@@ -96,7 +94,6 @@ class MemoryActions:
         return self._lore_call(add, "Lorebook entry added.")
 
     def edit_lore_entry(self, eid: int, entry: dict[str, Any]) -> bool:
-        from engine.lorebook import check_entry
         return bool(self._lore_call(lambda _g: self.store.update_lore_entry(eid, check_entry(entry)),
                                     "Lorebook entry saved."))
 
@@ -104,7 +101,6 @@ class MemoryActions:
         return bool(self._lore_call(lambda _g: self.store.delete_lore_entry(eid), "Lorebook entry deleted."))
 
     def set_lorebook_settings(self, scan_depth: int, token_budget: int) -> bool:
-        from engine.lorebook import MAX_BUDGET, MAX_SCAN_DEPTH
         return bool(self._lore_call(lambda g: self.store.set_lorebook_settings(
             g, scan_depth=max(0, min(int(scan_depth), MAX_SCAN_DEPTH)),
             token_budget=max(0, min(int(token_budget), MAX_BUDGET))), "Lorebook settings saved."))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
+from engine.paths import assets_dir
+
 TEXT = "#1f2430"
 MUTED = "#667085"
 FAINT = "#98a2b3"
@@ -163,7 +165,6 @@ QComboBox::down-arrow {{ image: url(@ICONS@/ui-chevron-down.svg); width: 12px; h
 
 
 def style_sheet() -> str:
-    from engine.paths import assets_dir
     return STYLE + ICON_STYLE.replace("@ICONS@", (assets_dir() / "icons").as_posix())
 
 

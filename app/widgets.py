@@ -11,6 +11,8 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListView, QMessageBox,
                                QSizePolicy, QToolButton, QVBoxLayout, QWidget)
 
+from engine.safety import localise_contact, localise_name
+
 from . import icons, theme
 from .item_models import ROW
 
@@ -137,7 +139,6 @@ class Banner(QFrame):
 
 def resources_html(resources: list[dict], lang: str = "en") -> str:
     """Crisis resources as a short HTML list (name, contact in ``lang``, link)."""
-    from engine.safety import localise_contact, localise_name
     items = []
     for r in resources[:5]:
         contact = localise_contact(r.get("contact", ""), lang)

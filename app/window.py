@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWi
 
 from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME
+from engine.persona_files import list_sets
 from engine.safety import DISCLOSURE, SCREENING_NOTE, SCREENING_NOTE_BY_LANG
 from engine.storage import Store
 
@@ -24,11 +25,15 @@ from . import avatars, icons, theme
 from .chat_view import ChatView
 from .composer import Composer
 from .config import AppSettings
+from .diagnostics_dialog import DiagnosticsDialog
 from .director_panel import DirectorPanel
 from .memory_panel import MemoryPanel
 from .group_panel import POLICIES, GroupPanel
+from .lorebook_dialog import LorebookDialog
+from .models_dialog import ModelsDialog
 from .notify import Notifier
 from .session import ChatSession
+from .settings_dialog import SettingsDialog
 from .sidebar import Sidebar
 from .widgets import CardDropTarget, Banner, icon_button, resources_html
 
@@ -341,7 +346,6 @@ class MainWindow(CardDropTarget, QMainWindow):
 
     def open_models(self) -> Any:
         """Show the (single, non-modal) models window; a download goes on while it is hidden."""
-        from .models_dialog import ModelsDialog
         if self._models_dialog is None:
             self._models_dialog = ModelsDialog(self.session, self)
         else:
@@ -352,7 +356,6 @@ class MainWindow(CardDropTarget, QMainWindow):
 
     def open_lorebook(self) -> Any:
         """Show the (single, non-modal) editor of the open group's lorebook."""
-        from .lorebook_dialog import LorebookDialog
         dlg = getattr(self, "_lorebook_dialog", None)
         if dlg is None:
             dlg = self._lorebook_dialog = LorebookDialog(self.session, self)
@@ -371,7 +374,6 @@ class MainWindow(CardDropTarget, QMainWindow):
             dlg.tabs.setCurrentWidget(dlg.get_page)
 
     def open_settings(self) -> None:
-        from .settings_dialog import SettingsDialog
         SettingsDialog(self.session, self).exec()
 
     def export_conversation(self, cid: int | None) -> None:
@@ -396,7 +398,6 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.notifier.info(f"Saved the conversation to {path}.")
 
     def open_diagnostics(self) -> None:
-        from .diagnostics_dialog import DiagnosticsDialog
         self.diagnostics = DiagnosticsDialog(self)
         self.diagnostics.show()
 
@@ -425,7 +426,6 @@ class MainWindow(CardDropTarget, QMainWindow):
 
 def _group_info(group_name: str, fallback_title: str) -> tuple[str, str]:
     """The persona set's title and description (for the empty conversation view)."""
-    from engine.persona_files import list_sets
     for s in list_sets():
         if s.name == group_name:
             return s.title, s.description
