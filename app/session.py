@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from datetime import datetime, timezone
 from typing import Any, Callable
 
@@ -35,7 +34,7 @@ from .session_memory import MemoryActions
 from .item_models import (ConversationListModel, DirectorLogModel, LoreListModel, MemberListModel,
                           MemoryListModel, MessageListModel)
 from .notify import close_logging, setup_logging
-from .workers import GeneratorWorker, Runner, Worker
+from .workers import CallWorker, GeneratorWorker, Runner, Worker
 
 YOU = "You"
 CHOOSING = "Choosing who speaks next…"
@@ -78,7 +77,7 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         self._serial = 0
         self._round: dict[str, Any] = {}
         self._regen: int | None = None
-        self._warming: tuple[threading.Thread, threading.Event] | None = None
+        self._warming: Worker | None = None  # the read-ahead after a round (not a job: not busy)
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -264,32 +263,23 @@ class ChatSession(MemoryActions, GroupActions, QObject):
 
     def _warm_later(self) -> None:
         """While the user reads and types, every companion and the Director read the round
-        that just ended into their KV caches (``GroupChat.warm``, a background thread), so the
-        next round starts with only the new message to read. Any new job cancels it first
-        (it stops within one 64-token chunk)."""
+        that just ended into their KV caches (``GroupChat.warm``, on a worker), so the next
+        round starts with only the new message to read. Any new job cancels it first and waits
+        for it (it stops within one 64-token chunk)."""
         if self.chat is None or self._job is not None:
             return
         self._stop_warm()
-        chat, cancel = self.chat, threading.Event()
-
-        def work() -> None:
-            try:
-                chat.warm(cancel)
-            except Exception:  # read-ahead is an optimisation: never surface its failures
-                logging.getLogger("mascot").exception("warm-up after the round failed")
-        thread = threading.Thread(target=work, name="mascot-warm", daemon=True)
-        self._warming = (thread, cancel)
-        thread.start()
+        chat = self.chat
+        worker = CallWorker(lambda progress, cancel: chat.warm(cancel), name="warm")
+        self._warming = self.runner.start(worker, on_error=_warm_failed)
 
     def warming(self) -> bool:
         """True while the read-ahead after a round is still running."""
-        return self._warming is not None and self._warming[0].is_alive()
+        return self._warming is not None and self._warming in self.runner.active
 
     def _stop_warm(self) -> None:
         if self._warming is not None:
-            thread, cancel = self._warming
-            cancel.set()
-            thread.join(timeout=10)
+            self.runner.stop(self._warming)
             self._warming = None
 
     def _halt(self) -> None:
@@ -500,3 +490,8 @@ class ChatSession(MemoryActions, GroupActions, QObject):
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _warm_failed(message: str) -> None:
+    """The read-ahead is an optimisation: its failures go to the log, never to the user."""
+    logging.getLogger("mascot").error("warm-up after the round failed: %s", message)

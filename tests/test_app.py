@@ -160,6 +160,27 @@ def test_companions_read_the_round_while_the_user_types(window, qtbot):
 
 
 @pytest.mark.model
+def test_a_new_message_stops_the_read_ahead_before_its_round(window, qtbot, monkeypatch):
+    """The read-ahead after a round runs on one of the session's workers; the next message
+    cancels it and waits for it to end before its own round starts."""
+    use_round_robin(window, 1)
+    s = window.session
+    ended = []
+
+    def warm(cancel):  # the read-ahead, held until a job cancels it
+        cancel.wait(ROUND_TIMEOUT / 1000)
+        ended.append(cancel.is_set())
+    monkeypatch.setattr(s.chat, "warm", warm)
+    seen_at_start = []
+    s.busy_changed.connect(lambda busy: busy and seen_at_start.append(list(ended)))
+    send(qtbot, window, "Hi all, I moved to a new city last month.")
+    assert s.warming() and "warm" in [w.name for w in s.runner.active]
+    send(qtbot, window, "I don't know anyone here yet.")
+    assert seen_at_start == [[], [True]]  # cancelled, and over before the second round began
+    assert s.store.messages(s.cid)[-1]["role"] == "companion"
+
+
+@pytest.mark.model
 def test_stop_ends_the_round_within_a_second(window, qtbot):
     window.session.apply_settings(replace(window.session.settings, max_tokens=400))
     use_round_robin(window, 3)
