@@ -55,8 +55,8 @@ def dequantize_gguf(path: Path, dest: Path) -> None:
 def build_tiny(cfg: BaseConfig, dest: Path, seed: int = 0) -> None:
     """A tiny random Llama with the bundled (SmolLM2) tokenizer, so GGUF conversion and llama.cpp
     work exactly as for a real model. With the usual small init (0.02) and tied embeddings the
-    next-token logits have clear winners, so the f16 fidelity check is meaningful (measured:
-    a wider init of 0.3 left near-ties that f16 rounding flipped at ~0.5-2% of positions)."""
+    next-token logits have clear winners, so the f16 fidelity check is meaningful (a wider init
+    leaves near-ties that f16 rounding flips; docs/training.md, "Log")."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(seed)

@@ -14,11 +14,12 @@
     mascot-train judge-agreement --judge heuristic --judge local   # judges vs hand-written pairs
     mascot-train judge-agreement --set test --judge learned       # ... on the length-matched test split
     mascot-train judge-fit                       # refit the learned judge (assets/judge/learned.json)
-    mascot-train director --tiny --out runs/dir   # the Director, GRPO on group rewards (issue 5)
+    mascot-train director --tiny --out runs/dir   # the Director, GRPO on group rewards
 
-Every stage writes ``OUT/<stage>/`` with its resolved ``config.json`` and a ``DONE`` marker; a
-finished stage is skipped, so an interrupted run resumes with the same command (delete a stage's
-folder to redo it). For GPUs: ``accelerate launch -m training.cli reward --out ...``.
+Every stage writes ``OUT/<stage>/`` (training/layout.py) with its resolved ``config.json`` and a
+``DONE`` marker; a finished stage is skipped, so an interrupted run resumes with the same command
+(delete a stage's folder to redo it). For GPUs:
+``accelerate launch -m training.cli reward --out ...``.
 """
 
 from __future__ import annotations

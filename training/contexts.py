@@ -44,8 +44,8 @@ class Context:
     @property
     def rm_prompt(self) -> str:
         """What the reward model reads before a reply: a compact view of the persona and the last
-        turns (about 150 tokens instead of the ~500 of the full chat prompt, which on CPU made
-        reward-model training the slowest stage). The policy still sees the full app prompt."""
+        turns, a fraction of the full chat prompt, which on CPU made reward-model training the
+        slowest stage (docs/training.md). The policy still sees the full app prompt."""
         return reward_prompt(self.scenario, self.persona)
 
     def clean(self, text: str, stopped: str = "stop") -> tuple[str, bool]:

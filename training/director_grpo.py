@@ -1,4 +1,4 @@
-"""``mascot-train director``: the Director trained with GRPO on group-level rewards (issue 5).
+"""``mascot-train director``: the Director trained with GRPO on group-level rewards.
 
     mascot-train director --tiny --out runs/dir-tiny      # tiny random Llama, minutes on CPU
     mascot-train director --out runs/dir --steps 20       # the bundled 135M model (CPU toy run)
@@ -130,7 +130,7 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
 def _prepare_base(base_cfg: BaseConfig, out: Path, seed: int) -> None:
     """training/base_model.py's stage; if its GGUF conversion fails because the dequantized
     config still carries ``quantization_config`` (quant_method gguf, which the converter refuses),
-    drop that key and finish the stage here. (Workaround, reported to the owner of issue 4.)"""
+    drop that key and finish the stage here."""
     try:
         base_model.run(base_cfg, out, seed)
         return

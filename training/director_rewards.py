@@ -1,4 +1,4 @@
-"""Group-level rewards for the Director (issue 5), one component per function, each in [0, 1].
+"""Group-level rewards for the Director, one component per function, each in [0, 1].
 
 A *group state* is one moment of a round: the group, the scenario's transcript, the user's latest
 message and the companions who already replied this round (with their replies). A Director
@@ -108,9 +108,9 @@ class GroupRewarder:
     ``samples`` > 1 scores a decision on that many rolled-out replies (sample ``k`` > 0 is asked
     for as ``rollout(state, speaker, directive, sample=k)``: another seed) and averages the
     components: the reward then estimates the decision's *expected* group reward instead of one
-    draw of the persona model. Measured on the bundled 135M persona model (docs/director.md),
-    a single reply moves a state's reward by up to ~0.4 (an empty or off-topic reply), so one
-    draw ranks decisions mostly by luck."""
+    draw of the persona model. With a small persona model a single reply (an empty or off-topic
+    one) can move a state's reward a lot (docs/director.md), so one draw ranks decisions mostly
+    by luck."""
 
     def __init__(self, judge: Any, rollout: Callable[..., str], mode: str = "menu",
                  end_reward: float = 0.5, samples: int = 1):

@@ -8,8 +8,9 @@ The reward model is the base model with a scalar head (``AutoModelForSequenceCla
 are a compact view of the context (persona name, role, traits and style, the last turns, the
 user's message; ``Context.rm_prompt``) + reply + EOS, tokenized here (inputs longer than
 ``max_length`` lose their oldest tokens, never the reply). The policy is still trained on the full
-app prompt; only the reward model reads the compact view, which is ~3x cheaper on CPU. Pairwise accuracy is measured on the held-out pairs
-(contexts set aside by ``prefs``) before and after training.
+app prompt; only the reward model reads the compact view, which is much cheaper on CPU
+(docs/training.md, "Where this simplifies the paper"). Pairwise accuracy is measured on the
+held-out pairs (contexts set aside by ``prefs``) before and after training.
 
 Output ``OUT/reward/model/`` (LoRA merged, ready to score), ``metrics.json``, ``config.json``.
 One reward model serves every persona: the persona's description is part of the prompt.

@@ -4,12 +4,13 @@
 
 Replies are sampled with llama.cpp from ``OUT/base/base-f16.gguf`` (far faster than HF generation
 on CPU), with the app's own prompt and cleanup, then scored 1-5 on the five MASCOT dimensions by
-the judge (``training.judges.rubric``). Only the scenario ``train`` split is used.
+the judge (``--judge``, made by ``training.judges.factory``; by default the learned teacher).
+Only the scenario ``train`` split is used.
 
 The K replies of one context are decoded together (``engine.llm.batch.BatchGenerator``: one
 llama.cpp step advances all K, and the shared prompt is evaluated once); with
 ``MASCOT_BATCH=0``, or when llama.cpp cannot create the batch context, they are generated one
-after the other as before. Every reply has its own seed, so runs are reproducible in either
+after the other. Every reply has its own seed, so runs are reproducible in either
 mode; the two modes draw different random numbers (same distribution, different replies).
 
 Output ``OUT/samples/samples.jsonl``: one row per reply with its scores; the stage resumes where

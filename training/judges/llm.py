@@ -32,8 +32,8 @@ class LocalJudge:
     schema's tokens ``1``-``5`` (exactly the choice a JSON-schema grammar leaves it). The score is
     the expectation of the model's probabilities over those five tokens (G-Eval style), and the
     most likely one is written into the JSON before the next key. One prefill plus a few tokens
-    per reply; no grammar sampler, which in llama-cpp-python costs seconds per token on a 49k
-    vocabulary. ``mode="grammar"``: greedy generation under the JSON-schema grammar (slow on
+    per reply; no grammar sampler, which in llama-cpp-python is slow on a large vocabulary
+    (docs/judge.md, "Log"). ``mode="grammar"``: greedy generation under the JSON-schema grammar (slow on
     CPU; use with larger models that write good JSON).
     """
 
