@@ -36,6 +36,7 @@ from training.common import (progress, quiet_libraries, read_json, require_train
 from training.config import (STAGES, TOP_LEVEL, PipelineConfig, add_options, from_dict, merge,
                      namespace_to_nested, read_yaml, save_config, tiny_preset, to_dict)
 from training.director_config import DirectorConfig, resolve_config
+from training.director_grpo import run as run_director
 from training.judge_fit import run as fit_judge
 from training.judges.factory import make_judge
 from training.judges.learned import LongerWins, load_preferences
@@ -204,9 +205,6 @@ def main(argv: list[str] | None = None) -> int:
                              indent=2))
             return 0
         if args.command == "director":
-            # imported when the command runs, as the stages are (run_stage): the Director's
-            # training stack loads numpy and the history database, which --help need not wait for
-            from training.director_grpo import run as run_director
             dcfg = resolve_config(args)
             set_threads(dcfg.threads)
             print(json.dumps(run_director(dcfg), indent=2))
