@@ -199,7 +199,7 @@ def readable_on(color: str) -> str:
 def name_color(color: str) -> str:
     """A persona colour darkened enough to be readable as text on white."""
     c = QColor(color or MUTED)
-    h, s, l, a = c.getHslF()
-    if l > 0.42:
+    h, s, light, a = c.getHslF()
+    if light > 0.42:
         c.setHslF(h, s, 0.42, a)
     return c.name()

@@ -40,7 +40,7 @@ PATTERNS = [re.compile(_LEAD + p) for p in (
     rf"I(?:'m| am) from {_PLACE}",
     rf"I work as an? {_THING}",
     rf"I(?:'m| am) allergic to {_THING}",
-    rf"(?:M|m)y birthday is (?:on )?[\w ]{{3,20}}",
+    r"(?:M|m)y birthday is (?:on )?[\w ]{3,20}",
     rf"(?:M|m)y favou?rite {_NOUN} is {_THING}",
 )]
 # a sentence with any of these is not a plain statement of fact about the user

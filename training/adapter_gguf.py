@@ -108,7 +108,7 @@ def _read_tensors(adapter_dir: Path) -> dict[str, Any]:
         return {k: v.detach().to(torch.float32).numpy() for k, v in raw.items()}
     except TrainError:
         raise
-    except Exception as e:  # damaged file, wrong format
+    except Exception as e:  # noqa: BLE001 - damaged file, wrong format
         detail = (str(e).splitlines() or [type(e).__name__])[0][:120]
         raise TrainError(f"{adapter_dir}: cannot read the adapter weights ({detail}).") from None
 

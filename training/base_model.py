@@ -94,7 +94,7 @@ def fetch_source(source: str, dest: Path) -> str:
     try:
         model = AutoModelForCausalLM.from_pretrained(source)
         tok = AutoTokenizer.from_pretrained(source)
-    except Exception as e:  # offline, unknown id, gated repo ...
+    except Exception as e:  # noqa: BLE001 - offline, unknown id, gated repo ...
         raise TrainError(f"Could not get '{source}' from the Hugging Face Hub ({type(e).__name__}); give "
                          "'bundled', a .gguf path or a local HF folder when offline.") from None
     model.save_pretrained(str(dest))

@@ -108,7 +108,9 @@ def table_summary(table: dict[str, dict[str, dict[str, float]]], states: list[An
                      "mean_reward": round(sum(rewards.values()) / len(rewards), 4),
                      "round_robin_reward": rewards.get(rr_key), "rewards": rewards})
     n = max(1, len(rows))
-    mean = lambda k: round(sum(r[k] or 0.0 for r in rows) / n, 4)
+    def mean(k: str) -> float:
+        return round(sum(r[k] or 0.0 for r in rows) / n, 4)
+
     return {"states": len(rows), "decisions": sum(len(r["rewards"]) for r in rows),
             "oracle": mean("best_reward"), "random": mean("mean_reward"),
             "round_robin": mean("round_robin_reward"), "per_state": rows}
@@ -406,7 +408,7 @@ class ChoiceConstraint:
         model.generate = generate
 
 
-def _TimeLimit(minutes: float) -> Any:
+def _TimeLimit(minutes: float) -> Any:  # noqa: N802 - a class factory, named as its class
     from transformers import TrainerCallback
 
     class TimeLimit(TrainerCallback):

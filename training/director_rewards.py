@@ -301,14 +301,20 @@ class GroupRewarder:
                     "persona": 0.0, "balance": round(balance, 4)}
         e = self.judge.embed([reply, sc.user_message, *round_texts, *history])
         r = e[0]
-        clamp = lambda x: float(min(1.0, max(0.0, x)))
+
+        def clamp(x: float) -> float:
+            return float(min(1.0, max(0.0, x)))
+
         relevance = clamp(float(r @ e[1]))
         k = len(round_texts)
         diversity = clamp(1.0 - float(np.max(e[2:2 + k] @ r))) if k else 1.0
         non_red = clamp(1.0 - float(np.max(e[2 + k:] @ r))) if history else 1.0
         persona = state.group.member(speaker)
         scores = self.judge.score(sc, persona, reply, others=list(state.round_replies))
-        to01 = lambda v: clamp((float(v) - 1.0) / 4.0)
+
+        def to01(v: float) -> float:
+            return clamp((float(v) - 1.0) / 4.0)
+
         return {"relevance": round(relevance, 4), "diversity": round(diversity, 4),
                 "non_redundancy": round(non_red, 4),
                 "social": round(to01(scores.values.get("social_contribution", 3.0)), 4),

@@ -96,7 +96,7 @@ def is_adapter(path: str | Path) -> bool:
     """Whether the GGUF at ``path`` is a LoRA adapter (``general.type = adapter``)."""
     try:
         reader = open_reader(Path(path))
-    except Exception:  # not a readable GGUF: the runtime says why when it loads it
+    except Exception:  # noqa: BLE001 - not a readable GGUF: the runtime says why when it loads it
         return False
     try:
         return reader_field(reader, "general.type") == "adapter"

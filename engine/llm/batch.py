@@ -243,7 +243,7 @@ class BatchGenerator:
     def __del__(self) -> None:
         try:
             self.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a destructor never raises
             pass
 
     # helpers ------------------------------------------------------------------------------------

@@ -152,7 +152,7 @@ class ChatFormat:
         self.error: str | None = None
         try:
             self._tpl = self._env.from_string(template or CHATML)
-        except Exception as e:  # a syntax error, or a tag the sandbox does not know
+        except Exception as e:  # noqa: BLE001 - a syntax error, or a tag the sandbox does not know
             self._tpl = None
             self.error = f"its chat template does not parse ({_one_line(e)})"
 
@@ -175,7 +175,7 @@ class ChatFormat:
             msgs = _shape(_PROBE, strategy)
             try:
                 text = self._render(msgs)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - any template error: try the next strategy
                 reasons.append(f"{strategy}: {_one_line(e)}")
                 continue
             if _all_in_order(text, [m["content"] for m in msgs]):
@@ -195,7 +195,7 @@ class ChatFormat:
         assert self.strategy is not None
         try:
             return self._render(_shape(messages, self.strategy))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any template error becomes one line for the user
             raise self.failure(f"its chat template failed to render this conversation ({_one_line(e)})") from None
 
     _OPEN = "\ue000open\ue000"

@@ -93,7 +93,7 @@ class LlamaRuntime(ChoiceDecoding):
             self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_batch=256,
                                        n_threads=threads, n_threads_batch=threads, seed=seed,
                                        verbose=False)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any load failure becomes one line for the user
             raise ModelError(f"{model_path}: llama.cpp could not load this model ({e}).") from None
         self._llama_cpp = llama_cpp
         self.info = info

@@ -200,7 +200,9 @@ def gguf_kv_shape(path: str | Path) -> tuple[int, int, int, int]:
             "tokenizer.ggml.tokens"]
     f = {k: None for k in keys} | _header_values(path, set(keys))
     layers = int(f[keys[0]] or 0)
-    most = lambda v: max(v) if isinstance(v, list) and v else v  # per-layer counts: the largest
+    def most(v: Any) -> Any:  # per-layer counts: the largest
+        return max(v) if isinstance(v, list) and v else v
+
     heads = int(most(f[keys[1]]) or 1)
     kv = int(most(f[keys[2]]) or heads)
     head_dim = int(f[keys[4]] or (int(f[keys[3]] or 0) // max(1, heads)))

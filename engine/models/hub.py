@@ -141,7 +141,7 @@ def hub_file_info(repo_id: str, filename: str, revision: str = "main",
     and ``commit``, from a HEAD request on its resolve URL (the redirect is not followed: the
     Hub puts the file's own metadata on it). MascotError (one line) if it is missing."""
     url = resolve_url(repo_id, filename, endpoint, revision)
-    req = urllib.request.Request(url, method="HEAD", headers={"User-Agent": USER_AGENT,
+    req = urllib.request.Request(url, method="HEAD", headers={"User-Agent": USER_AGENT,  # noqa: S310 (http/https only)
                                                                "Accept-Encoding": "identity"})
     opener = urllib.request.build_opener(_NoRedirect)
     try:
@@ -167,7 +167,7 @@ def _open(url: str, repo_id: str, filename: str, start: int = 0) -> Any:
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
     if start:
         headers["Range"] = f"bytes={start}-"
-    req = urllib.request.Request(url, headers=headers)
+    req = urllib.request.Request(url, headers=headers)  # noqa: S310 (http/https only)
     try:
         return urllib.request.urlopen(req, timeout=TIMEOUT_S)  # noqa: S310 (http/https only)
     except urllib.error.HTTPError as e:

@@ -102,7 +102,7 @@ def reader_field(reader: Any, key: str) -> Any:
         return None
     try:
         return f.contents()
-    except Exception:  # older gguf: decode by hand
+    except Exception:  # noqa: BLE001 - older gguf: decode by hand
         part = f.parts[f.data[0]]
         if f.types and f.types[0].name == "STRING":
             return bytes(part).decode("utf-8", errors="replace")
@@ -114,7 +114,7 @@ def _quant_name(file_type: Any, reader: Any) -> str:
         from gguf import LlamaFileType
         name = LlamaFileType(int(file_type)).name
         return name.replace("MOSTLY_", "").replace("ALL_", "")
-    except Exception:
+    except Exception:  # noqa: BLE001 - an unknown file type: report the tensors' type
         pass
     # No file_type: report the most common tensor type.
     counts: dict[str, int] = {}
@@ -191,7 +191,7 @@ def open_reader(path: Path) -> Any:
     try:
         from gguf import GGUFReader
         reader = GGUFReader(str(path), "r")
-    except Exception as e:  # truncated or corrupt header/tensor table
+    except Exception as e:  # noqa: BLE001 - truncated or corrupt header/tensor table
         detail = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
         raise ModelError(f"{path}: the GGUF file is damaged or truncated ({detail}); "
                          "download it again.") from None
@@ -203,7 +203,7 @@ def close_reader(reader: Any) -> None:
     if hasattr(mm, "_mmap") and mm._mmap is not None:
         try:
             mm._mmap.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - closing a reader never fails its caller
             pass
 
 

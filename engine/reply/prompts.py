@@ -136,7 +136,9 @@ def fit(head: list[Message], body: list[Message], tail: list[Message], count: Co
     """``head + body[start:] + tail`` within the context (``reserve`` tokens kept for the reply)
     and the recent-history window (``history_tokens``; 0 = all that fits). Returns the messages
     and the new start."""
-    cost = lambda m: count(m["content"]) + MESSAGE_OVERHEAD
+    def cost(m: Message) -> int:
+        return count(m["content"]) + MESSAGE_OVERHEAD
+
     budget = n_ctx - reserve - 16 - sum(map(cost, head)) - sum(map(cost, tail))
     if history_tokens > 0:
         budget = min(budget, history_tokens)

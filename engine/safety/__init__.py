@@ -49,6 +49,11 @@ def message_language(text: str) -> str:
 
 
 __all__ = [
+    "CONCERN_AT",
+    "LEVEL_RANK",
+    "NO_RISK",
+    "URGENT_AT",
+    "assess_rules",
     "CATEGORIES",
     "DISCLOSURE",
     "DISCLOSURE_BY_LANG",

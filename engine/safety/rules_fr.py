@@ -40,7 +40,7 @@ TOKEN_MAP: dict[str, str] = {
     "suicder": "suicider", "medocs": "medicaments", "medoc": "medicaments",
     "cachet": "cachets", "comprime": "comprimes", "pillules": "pilules", "veu": "veux",
     "veus": "veux", "tuee": "tue", "tuer": "tuer",
-    "jme": "je me", "jsaute": "je saute", "jvai": "je vais", "vai": "vais", "overdos": "overdose",
+    "jsaute": "je saute", "jvai": "je vais", "vai": "vais", "overdos": "overdose",
     "sotter": "sauter", "sote": "saute", "medics": "medicaments", "cachetons": "cachets",
 }
 # Words matched with edit distance <= 1 (all >= 6 letters).

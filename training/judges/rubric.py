@@ -279,7 +279,10 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
             dims[d].append(1.0 if x > y else 0.5 if x == y else 0.0)
         if progress is not None:
             progress(1)
-    mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else float("nan")
+
+    def mean(xs: list[float]) -> float:
+        return round(sum(xs) / len(xs), 4) if xs else float("nan")
+
     return {"judge": judge.name, "pairs": len(hits), "agreement": mean(hits),
             "mean_margin": mean(margins),
             "per_kind": {k: mean(v) for k, v in sorted(kinds.items())},
