@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mascot-app: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 - one line for the user, the traceback to the log
-        from app.notify import describe, log, setup_logging
+        from app.notify import describe, log, setup_logging  # Qt: only once something failed
         setup_logging()
         log.exception("mascot-app failed")
         print(f"mascot-app: {describe(e)}", file=sys.stderr)
@@ -69,7 +69,7 @@ def safety_probe(text: str) -> int:
     layer runs in this build."""
     import json
 
-    from engine import safety
+    from engine import safety  # the probe child loads the screen alone
     r = safety.assess(text)
     print(json.dumps({"level": r.level, "source": r.source,
                       "learned_available": safety.learned_available()}))
@@ -87,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from app import icons, theme
-    from app.notify import Notifier, install_excepthooks
-    from app.window import MainWindow
+    from app import icons, theme  # Qt: only after the display check
+    from app.notify import Notifier, install_excepthooks  # Qt, as above
+    from app.window import MainWindow  # Qt, as above
 
     QApplication.setApplicationName("Mascot")
     QApplication.setOrganizationName("Mascot")
