@@ -13,8 +13,18 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMenu, QPlainTextEdit, QPushButton,
-                               QScrollArea, QSizePolicy, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from . import avatars, theme
 from .item_models import ROW, MessageListModel, when
@@ -26,13 +36,19 @@ AVATAR = 34
 
 def bubble_style(role: str) -> str:
     if role == "user":
-        return (f"#Bubble {{ background: {theme.ACCENT}; border-radius: 16px; border-top-right-radius: 5px; }}"
-                "#Bubble QLabel { color: white; background: transparent; }")
+        return (
+            f"#Bubble {{ background: {theme.ACCENT}; border-radius: 16px; border-top-right-radius: 5px; }}"
+            "#Bubble QLabel { color: white; background: transparent; }"
+        )
     if role == "safety":
-        return (f"#Bubble {{ background: {theme.WARN_SOFT}; border: 1px solid {theme.WARN_BORDER};"
-                " border-radius: 16px; border-top-left-radius: 5px; } #Bubble QLabel { background: transparent; }")
-    return (f"#Bubble {{ background: {theme.BUBBLE}; border-radius: 16px; border-top-left-radius: 5px; }}"
-            "#Bubble QLabel { background: transparent; }")
+        return (
+            f"#Bubble {{ background: {theme.WARN_SOFT}; border: 1px solid {theme.WARN_BORDER};"
+            " border-radius: 16px; border-top-left-radius: 5px; } #Bubble QLabel { background: transparent; }"
+        )
+    return (
+        f"#Bubble {{ background: {theme.BUBBLE}; border-radius: 16px; border-top-left-radius: 5px; }}"
+        "#Bubble QLabel { background: transparent; }"
+    )
 
 
 class MessageRow(QWidget):
@@ -81,10 +97,14 @@ class MessageRow(QWidget):
         self.time.setObjectName("Time")
         self.tags = QLabel()
         self.tags.setObjectName("Time")
-        self.prev_button = icon_button("chevron-left", "Previous alternative", size=14, object_name="Flip")
+        self.prev_button = icon_button(
+            "chevron-left", "Previous alternative", size=14, object_name="Flip"
+        )
         self.flip_label = QLabel()
         self.flip_label.setObjectName("Time")
-        self.next_button = icon_button("chevron-right", "Next alternative", size=14, object_name="Flip")
+        self.next_button = icon_button(
+            "chevron-right", "Next alternative", size=14, object_name="Flip"
+        )
         self.prev_button.clicked.connect(lambda: self._flip(-1))
         self.next_button.clicked.connect(lambda: self._flip(+1))
 
@@ -93,8 +113,9 @@ class MessageRow(QWidget):
         acts.setContentsMargins(0, 0, 0, 0)
         acts.setSpacing(0)
         self.copy_button = icon_button("copy", "Copy text", size=15, object_name="Mini")
-        self.regenerate_button = icon_button("refresh", "Regenerate this reply (keeps the old one)",
-                                             size=15, object_name="Mini")
+        self.regenerate_button = icon_button(
+            "refresh", "Regenerate this reply (keeps the old one)", size=15, object_name="Mini"
+        )
         self.edit_button = icon_button("edit", "Edit", size=15, object_name="Mini")
         self.delete_button = icon_button("trash", "Delete", size=15, object_name="Mini")
         self.copy_button.clicked.connect(self.copy_text)
@@ -169,9 +190,13 @@ class MessageRow(QWidget):
             self.name.setStyleSheet(f"font-weight: 600; color: {theme.TEXT};")
         else:
             name = row.get("speaker", "")
-            self.avatar.setPixmap(avatars.pixmap(row.get("avatar", ""), name, row.get("color", ""), AVATAR))
+            self.avatar.setPixmap(
+                avatars.pixmap(row.get("avatar", ""), name, row.get("color", ""), AVATAR)
+            )
             self.name.setText(name)
-            self.name.setStyleSheet(f"font-weight: 600; color: {theme.name_color(row.get('color', ''))};")
+            self.name.setStyleSheet(
+                f"font-weight: 600; color: {theme.name_color(row.get('color', ''))};"
+            )
             if row.get("directive"):
                 self.bubble.setToolTip(f"Director: {row['directive']}")
         self.time.setText(when(row.get("created")))
@@ -228,10 +253,16 @@ class MessageRow(QWidget):
                 menu.addAction("Regenerate", self.request_regenerate).setEnabled(not busy)
                 n, k = int(self.row.get("variants") or 1), int(self.row.get("variant") or 0)
                 if n > 1:
-                    menu.addAction(f"Previous alternative ({k}/{n})", lambda: self._flip(-1)).setEnabled(k > 0 and not busy)
-                    menu.addAction(f"Next alternative ({k + 2}/{n})", lambda: self._flip(+1)).setEnabled(k < n - 1 and not busy)
+                    menu.addAction(
+                        f"Previous alternative ({k}/{n})", lambda: self._flip(-1)
+                    ).setEnabled(k > 0 and not busy)
+                    menu.addAction(
+                        f"Next alternative ({k + 2}/{n})", lambda: self._flip(+1)
+                    ).setEnabled(k < n - 1 and not busy)
             menu.addAction("Edit…", self.start_edit).setEnabled(not busy)
-            menu.addAction("Remember this", self.request_remember).setEnabled(not self.row.get("streaming"))
+            menu.addAction("Remember this", self.request_remember).setEnabled(
+                not self.row.get("streaming")
+            )
             menu.addSeparator()
             menu.addAction("Delete", self.request_delete).setEnabled(not busy)
         menu.exec(event.globalPos())
@@ -262,7 +293,9 @@ class MessageRow(QWidget):
             return
         self.editor = QPlainTextEdit(self.text)
         self.editor.setObjectName("EditBox")
-        self.editor.setStyleSheet(f"background: {theme.SURFACE}; color: {theme.TEXT}; border-radius: 8px;")
+        self.editor.setStyleSheet(
+            f"background: {theme.SURFACE}; color: {theme.TEXT}; border-radius: 8px;"
+        )
         self.editor.setFixedWidth(min(max(self.label.width(), 360), 640))
         lines = max(2, min(8, self.text.count("\n") + 1 + len(self.text) // 60))
         self.editor.setFixedHeight(self.editor.fontMetrics().lineSpacing() * lines + 18)
@@ -289,8 +322,10 @@ class MessageRow(QWidget):
             if event.key() == Qt.Key.Key_Escape:
                 self.cancel_edit()
                 return True
-            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
-                    event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            if (
+                event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            ):
                 self.commit_edit()
                 return True
         return super().eventFilter(obj, event)
@@ -427,10 +462,10 @@ class ChatView(QScrollArea):
         self._update_empty()
 
     def _removed(self, parent: QModelIndex, first: int, last: int) -> None:
-        for r in self.rows[first:last + 1]:
+        for r in self.rows[first : last + 1]:
             self.vbox.removeWidget(r)
             r.deleteLater()
-        del self.rows[first:last + 1]
+        del self.rows[first : last + 1]
         self._update_empty()
 
     def _changed(self, top: QModelIndex, bottom: QModelIndex, roles: Any = ()) -> None:

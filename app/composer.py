@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QVBox
 
 from .widgets import TypingLine, card_paths, icon_button
 
+
 class MessageEdit(QPlainTextEdit):
     submitted = Signal()
 
@@ -40,8 +41,11 @@ class MessageEdit(QPlainTextEdit):
     def _fit(self) -> None:
         wanted = max(1, int(self.document().size().height()))
         lines = min(self.MAX_LINES, wanted)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded if wanted > self.MAX_LINES
-                                        else Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(
+            Qt.ScrollBarPolicy.ScrollBarAsNeeded
+            if wanted > self.MAX_LINES
+            else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        )
         self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 22)
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802
@@ -77,12 +81,14 @@ class Composer(QWidget):
         self.edit.submitted.connect(self.submit)
         self.edit.installEventFilter(self)
         row.addWidget(self.edit, 1)
-        self.send_button = icon_button("send", "Send (Enter)", color="#ffffff", size=17,
-                                       object_name="SendButton")
+        self.send_button = icon_button(
+            "send", "Send (Enter)", color="#ffffff", size=17, object_name="SendButton"
+        )
         self.send_button.setFixedSize(QSize(38, 38))
         self.send_button.clicked.connect(self.submit)
-        self.stop_button = icon_button("stop", "Stop the round", color="#ffffff", size=16,
-                                       object_name="StopButton")
+        self.stop_button = icon_button(
+            "stop", "Stop the round", color="#ffffff", size=16, object_name="StopButton"
+        )
         self.stop_button.setFixedSize(QSize(38, 38))
         self.stop_button.clicked.connect(self.stop_requested)
         self.stop_button.hide()
@@ -90,7 +96,9 @@ class Composer(QWidget):
         row.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
         outer.addWidget(self.frame)
 
-        self.hint = QLabel("Enter to send · Shift+Enter for a new line · everything stays on this computer")
+        self.hint = QLabel(
+            "Enter to send · Shift+Enter for a new line · everything stays on this computer"
+        )
         self.hint.setObjectName("Hint")
         self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         outer.addWidget(self.hint)
@@ -125,4 +133,3 @@ class Composer(QWidget):
             self.frame.style().unpolish(self.frame)
             self.frame.style().polish(self.frame)
         return super().eventFilter(obj, event)
-

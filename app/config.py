@@ -19,28 +19,35 @@ from engine.paths import user_dir
 log = logging.getLogger("mascot.app")
 
 CONTEXT_SIZES = (1024, 2048, 4096, 8192)
-HISTORY_SIZES = (1024, DEFAULT_HISTORY_TOKENS, 4096, 0)  # recent conversation a companion reads; 0 = all that fits
+HISTORY_SIZES = (
+    1024,
+    DEFAULT_HISTORY_TOKENS,
+    4096,
+    0,
+)  # recent conversation a companion reads; 0 = all that fits
 
 
 @dataclass
 class AppSettings:
-    threads: int = 0                  # 0 = automatic (engine default)
-    context_size: int = 4096          # tokens of context per loaded model
-    history_tokens: int = DEFAULT_HISTORY_TOKENS  # recent conversation each companion reads (0 = all that fits)
-    override_sampling: bool = False   # use the two values below instead of each persona's
+    threads: int = 0  # 0 = automatic (engine default)
+    context_size: int = 4096  # tokens of context per loaded model
+    history_tokens: int = (
+        DEFAULT_HISTORY_TOKENS  # recent conversation each companion reads (0 = all that fits)
+    )
+    override_sampling: bool = False  # use the two values below instead of each persona's
     temperature: float = 0.7
     max_tokens: int = 96
-    user_name: str = "User"           # what the companions call you
-    region: str = ""                  # crisis resources region; "" = automatic
-    director_model: str = ""          # registered model the Director runs on; "" = the group's model
+    user_name: str = "User"  # what the companions call you
+    region: str = ""  # crisis resources region; "" = automatic
+    director_model: str = ""  # registered model the Director runs on; "" = the group's model
     show_group: bool = True
     show_director: bool = True
     show_memory: bool = False
-    memory: bool = True               # lorebooks and remembered facts in companions' prompts
+    memory: bool = True  # lorebooks and remembered facts in companions' prompts
     disclosure_seen: bool = False
     last_conversation: int | None = None
-    geometry: str = ""                # QMainWindow.saveGeometry(), base64
-    splitter: str = ""                # main splitter state, base64
+    geometry: str = ""  # QMainWindow.saveGeometry(), base64
+    splitter: str = ""  # main splitter state, base64
 
     @staticmethod
     def path() -> Path:
@@ -81,13 +88,15 @@ class AppSettings:
 
     def chat_overrides(self) -> dict[str, Any]:
         """The ``ChatSettings`` fields these preferences set."""
-        return {"max_tokens": self.max_tokens if self.override_sampling else None,
-                "temperature": self.temperature if self.override_sampling else None,
-                "user_name": self.user_name.strip() or "User",
-                "region": self.region or None,
-                "history_tokens": self.history_tokens,
-                "director_model": self.director_model.strip() or None,
-                "memory": self.memory}
+        return {
+            "max_tokens": self.max_tokens if self.override_sampling else None,
+            "temperature": self.temperature if self.override_sampling else None,
+            "user_name": self.user_name.strip() or "User",
+            "region": self.region or None,
+            "history_tokens": self.history_tokens,
+            "director_model": self.director_model.strip() or None,
+            "memory": self.memory,
+        }
 
 
 def _fits(default: Any, value: Any) -> bool:

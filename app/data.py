@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 
-
 def save_members(store: Any, cid: int, personas: list[Any], muted: set[str]) -> None:
     """Replace a conversation's companions (order, personas, mutes). Call it only while no
     round is running."""

@@ -5,8 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtGui import QFontDatabase, QGuiApplication
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QPushButton,
-                               QVBoxLayout)
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+)
 
 from engine.doctor import text as doctor_text
 
@@ -20,8 +26,12 @@ class DiagnosticsDialog(QDialog):
         self.resize(760, 460)
         self.runner = Runner(self)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("What to include in a bug report. Nothing here leaves this computer "
-                                "unless you copy it somewhere."))
+        layout.addWidget(
+            QLabel(
+                "What to include in a bug report. Nothing here leaves this computer "
+                "unless you copy it somewhere."
+            )
+        )
         self.view = QPlainTextEdit(readOnly=True)
         self.view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.view.setPlainText("Collecting… (re-hashing the registered models takes a few seconds)")

@@ -10,12 +10,33 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
-                               QPushButton, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from engine.models.catalog import (FIT, NO_FIT, SLOW, CatalogEntry, Fit, entry_need, file_need, fit, gb,
-                            load_catalog, memory_info, recommend)
 from engine.errors import MascotError
+from engine.models.catalog import (
+    FIT,
+    NO_FIT,
+    SLOW,
+    CatalogEntry,
+    Fit,
+    entry_need,
+    file_need,
+    fit,
+    gb,
+    load_catalog,
+    memory_info,
+    recommend,
+)
 from engine.models.hub import DownloadStatus, download_gguf
 from engine.models.registry import BUNDLED_NAME, bundled_model_path
 
@@ -33,12 +54,13 @@ MARK = {FIT: "✓ Fits", SLOW: "⚠ May be slow", NO_FIT: "✗ Won't fit"}
 @dataclass
 class Offer:
     """One row: a catalog entry (or the bundled model), its fit, and whether it is on disk."""
+
     id: str
     name: str
     size: int
     fit: Fit
     entry: CatalogEntry | None = None
-    installed: str = ""          # registry name when downloaded already
+    installed: str = ""  # registry name when downloaded already
     recommended: bool = False
 
     @property
@@ -64,14 +86,23 @@ class CatalogTableModel(ListTableModel):
             e = o.entry
             name = o.name if e is None else f"{o.name} · {e.quantization}"
             size = f"{o.size / 1e9:.2f} GB" if o.size >= 1e9 else f"{o.size / 1e6:,.0f} MB"
-            return (("★ " if o.recommended else "") + name, size, gb(o.fit.need), o.label,
-                    e.licence if e else "Apache-2.0")[col]
+            return (
+                ("★ " if o.recommended else "") + name,
+                size,
+                gb(o.fit.need),
+                o.label,
+                e.licence if e else "Apache-2.0",
+            )[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             e = o.entry
             if col == 3:
                 return o.fit.reason
-            return (e.good_for if e else "The 135M model that ships with Mascot: it works everywhere, "
-                    "but replies are often generic.")
+            return (
+                e.good_for
+                if e
+                else "The 135M model that ships with Mascot: it works everywhere, "
+                "but replies are often generic."
+            )
         if role == Qt.ItemDataRole.ForegroundRole and col == 3:
             colour = {FIT: theme.OK, SLOW: "#b26b00", NO_FIT: theme.DANGER}[o.fit.label]
             return QColor(theme.MUTED if o.entry is None else colour)
@@ -87,8 +118,15 @@ class CatalogTableModel(ListTableModel):
         return next((i for i, o in enumerate(self.items) if o.id == offer_id), -1)
 
 
-def build_offers(entries: list[CatalogEntry], installed: dict[str, str], *, companions: int, n_ctx: int,
-                 history_tokens: int, memory: tuple[int, int]) -> list[Offer]:
+def build_offers(
+    entries: list[CatalogEntry],
+    installed: dict[str, str],
+    *,
+    companions: int,
+    n_ctx: int,
+    history_tokens: int,
+    memory: tuple[int, int],
+) -> list[Offer]:
     """The page's rows: the bundled model first, then the catalog (best first) with fit labels
     for ``companions`` companions at ``n_ctx`` tokens; the first that fits is recommended."""
     total, available = memory
@@ -98,13 +136,29 @@ def build_offers(entries: list[CatalogEntry], installed: dict[str, str], *, comp
     offers = []
     try:
         path = bundled_model_path()
-        offers.append(Offer(BUNDLED_ID, "SmolLM2 135M Instruct (bundled)", path.stat().st_size,
-                            fit(file_need(path, **kw), total, available), installed=BUNDLED_NAME))
+        offers.append(
+            Offer(
+                BUNDLED_ID,
+                "SmolLM2 135M Instruct (bundled)",
+                path.stat().st_size,
+                fit(file_need(path, **kw), total, available),
+                installed=BUNDLED_NAME,
+            )
+        )
     except (MascotError, OSError):
         pass
     for e in entries:
-        offers.append(Offer(e.id, e.name, e.size_bytes, fits[e.id], e, installed.get(e.file, ""),
-                            recommended=e.id == pick))
+        offers.append(
+            Offer(
+                e.id,
+                e.name,
+                e.size_bytes,
+                fits[e.id],
+                e,
+                installed.get(e.file, ""),
+                recommended=e.id == pick,
+            )
+        )
     return offers
 
 
@@ -116,15 +170,20 @@ class GetModelsPage(QWidget):
     registered = Signal(str)
     use_for_group = Signal(str)
 
-    def __init__(self, session: Any, models_dir: Any, parent: QWidget | None = None,
-                 memory: tuple[int, int] | None = None):
+    def __init__(
+        self,
+        session: Any,
+        models_dir: Any,
+        parent: QWidget | None = None,
+        memory: tuple[int, int] | None = None,
+    ):
         super().__init__(parent)
         self.session = session
         self.models_dir = models_dir
         self.memory = memory
         self.runner = Runner(self)
         self.job: Worker | None = None
-        self.closing = False        # closing the dialog pauses (keeps the .part) instead of deleting
+        self.closing = False  # closing the dialog pauses (keeps the .part) instead of deleting
         self._ok = False
         self._last_name = ""
         self.entries: list[CatalogEntry] = []
@@ -169,7 +228,9 @@ class GetModelsPage(QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
         self.use_button = QPushButton("Use for this group")
-        self.use_button.setToolTip("Every companion of the open group, and the Director, use this model")
+        self.use_button.setToolTip(
+            "Every companion of the open group, and the Director, use this model"
+        )
         self.use_button.clicked.connect(self._use)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -204,13 +265,21 @@ class GetModelsPage(QWidget):
         memory = self.memory or memory_info()
         s = self.session.settings
         n = self.companions()
-        offers = build_offers(self.entries, self.installed, companions=n, n_ctx=s.context_size,
-                              history_tokens=s.history_tokens, memory=memory)
+        offers = build_offers(
+            self.entries,
+            self.installed,
+            companions=n,
+            n_ctx=s.context_size,
+            history_tokens=s.history_tokens,
+            memory=memory,
+        )
         self.model.set_items(offers)
         total, available = memory
-        self.header.setText(f"For this computer: {gb(total)} of memory, {gb(available)} free now · sized for "
-                            f"{n} companion{'s' if n != 1 else ''} and the Director with "
-                            f"{s.context_size:,} tokens of context. ★ marks the best model that fits.")
+        self.header.setText(
+            f"For this computer: {gb(total)} of memory, {gb(available)} free now · sized for "
+            f"{n} companion{'s' if n != 1 else ''} and the Director with "
+            f"{s.context_size:,} tokens of context. ★ marks the best model that fits."
+        )
         pick = next((o.id for o in offers if o.recommended), None)
         i = self.model.row_of(current or pick or BUNDLED_ID)
         if i >= 0:
@@ -220,6 +289,7 @@ class GetModelsPage(QWidget):
     def set_installed(self, models: list[Any]) -> None:
         """Registered models (``ModelInfo``): catalog files among them show as installed."""
         from pathlib import Path
+
         self.installed = {Path(m.path).name: m.name for m in models if not m.bundled}
         self.reload()
 
@@ -237,22 +307,43 @@ class GetModelsPage(QWidget):
         if o is None:
             self.details.clear()
         elif o.entry is None:
-            self.details.setText("<b>SmolLM2 135M Instruct</b>, bundled with Mascot: try now, low quality. "
-                                 "It runs on any computer but its replies are often generic; pick a larger "
-                                 "model below for real conversations.")
+            self.details.setText(
+                "<b>SmolLM2 135M Instruct</b>, bundled with Mascot: try now, low quality. "
+                "It runs on any computer but its replies are often generic; pick a larger "
+                "model below for real conversations."
+            )
         else:
             e = o.entry
-            sums = f"sha256 {e.sha256[:12]}…" if e.sha256 else ("md5 " + e.md5[:12] + "…" if e.md5 else
-                                                                 "sha256 checked against the Hub at download")
+            sums = (
+                f"sha256 {e.sha256[:12]}…"
+                if e.sha256
+                else (
+                    "md5 " + e.md5[:12] + "…"
+                    if e.md5
+                    else "sha256 checked against the Hub at download"
+                )
+            )
             self.details.setText(
                 f"<b>{e.name}</b> — {e.good_for}<br><span style='color:{theme.MUTED}'>{e.repo} · {e.file} · "
                 f"{e.parameters / 1e9:.2f}B parameters · context {e.context_length:,} · {sums} · "
-                f"<a href='{e.licence_url}'>{e.licence}</a> · {o.fit.reason}</span>")
-        self.download_button.setEnabled(not busy and o is not None and o.entry is not None
-                                        and not o.installed and o.fit.label != NO_FIT)
-        part = self.models_dir() / (o.entry.file + ".part") if o is not None and o.entry is not None else None
+                f"<a href='{e.licence_url}'>{e.licence}</a> · {o.fit.reason}</span>"
+            )
+        self.download_button.setEnabled(
+            not busy
+            and o is not None
+            and o.entry is not None
+            and not o.installed
+            and o.fit.label != NO_FIT
+        )
+        part = (
+            self.models_dir() / (o.entry.file + ".part")
+            if o is not None and o.entry is not None
+            else None
+        )
         done = part.stat().st_size if part is not None and part.is_file() else 0
-        self.download_button.setText(f"Resume ({done / 1e6:,.0f} MB done)" if done and not busy else "Download")
+        self.download_button.setText(
+            f"Resume ({done / 1e6:,.0f} MB done)" if done and not busy else "Download"
+        )
         self.use_button.setEnabled(not busy and o is not None and bool(o.installed))
 
     def show_status(self, text: str, ok: bool = True) -> None:
@@ -269,10 +360,23 @@ class GetModelsPage(QWidget):
         self.show_status(f"Connecting to the Hugging Face Hub for {e.file}…")
         self.progress.setValue(0)
         self.progress_label.clear()
-        fetch = partial(download_gguf, revision=e.revision, sha256=e.sha256, md5=e.md5, size=e.size_bytes,
-                        name=e.id, keep_partial=lambda: self.closing)
-        job = CallWorker(fetch, e.repo, e.file, self.models_dir(), store=self.session.store,
-                         name="catalog-download")
+        fetch = partial(
+            download_gguf,
+            revision=e.revision,
+            sha256=e.sha256,
+            md5=e.md5,
+            size=e.size_bytes,
+            name=e.id,
+            keep_partial=lambda: self.closing,
+        )
+        job = CallWorker(
+            fetch,
+            e.repo,
+            e.file,
+            self.models_dir(),
+            store=self.session.store,
+            name="catalog-download",
+        )
         job.item.connect(self._progress)
         job.done.connect(lambda path: self._done(e, None))
         job.finished.connect(self._finished)
@@ -290,7 +394,9 @@ class GetModelsPage(QWidget):
             self.progress.setRange(0, 0)
         size = f"{done / 1e6:,.0f} of {total / 1e6:,.0f} MB" if total else f"{done / 1e6:,.0f} MB"
         extra = status.describe(done, total)
-        resumed = f" · resumed at {status.resumed_from / 1e6:,.0f} MB" if status.resumed_from else ""
+        resumed = (
+            f" · resumed at {status.resumed_from / 1e6:,.0f} MB" if status.resumed_from else ""
+        )
         self.progress_label.setText(size + (f" · {extra}" if extra else "") + resumed)
 
     def _done(self, e: CatalogEntry, error: str | None) -> None:
@@ -300,8 +406,10 @@ class GetModelsPage(QWidget):
         if error is None:
             self.progress.setValue(1000)
             self.installed[e.file] = e.id
-            self.show_status(f"Downloaded and verified {e.name}; it is in your models. Click “Use for this "
-                             "group” to let the open group talk with it.")
+            self.show_status(
+                f"Downloaded and verified {e.name}; it is in your models. Click “Use for this "
+                "group” to let the open group talk with it."
+            )
             self.registered.emit(e.id)
         elif cancelled:
             self.progress.setValue(0)

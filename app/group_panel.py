@@ -6,14 +6,26 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSize, Qt
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLabel, QListView, QMenu, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMenu,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.card_files import export_card
 from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME
-from engine.personas import PersonaSet
 from engine.persona_files import list_sets, save_user_set
+from engine.personas import PersonaSet
 
 from . import icons, theme
 from .item_models import ROW
@@ -21,10 +33,12 @@ from .persona_editor import CARD_FILTERS, PersonaEditor
 from .session import ChatSession
 from .widgets import CardDropTarget
 
-POLICIES = (("director", "Director decides", "A Director model picks who speaks next and tells them why."),
-            ("round-robin", "Take turns", "Companions answer in a fixed rotation."),
-            ("random", "Random", "A random companion answers each turn."),
-            ("all", "Everyone answers", "Every companion answers once, in order."))
+POLICIES = (
+    ("director", "Director decides", "A Director model picks who speaks next and tells them why."),
+    ("round-robin", "Take turns", "Companions answer in a fixed rotation."),
+    ("random", "Random", "A random companion answers each turn."),
+    ("all", "Everyone answers", "Every companion answers once, in order."),
+)
 
 
 class GroupPanel(CardDropTarget, QWidget):
@@ -125,7 +139,9 @@ class GroupPanel(CardDropTarget, QWidget):
         session.opened.connect(self.sync)
         session.members_changed.connect(self.sync)
         session.busy_changed.connect(self._busy)
-        self.list.selectionModel().selectionChanged.connect(lambda *_: self._busy(self.session.busy))
+        self.list.selectionModel().selectionChanged.connect(
+            lambda *_: self._busy(self.session.busy)
+        )
         self.sync()
 
     # -- sync with the session -------------------------------------------------------------------
@@ -133,8 +149,10 @@ class GroupPanel(CardDropTarget, QWidget):
         chat = self.session.chat
         if chat is None:
             return
-        for w, value in ((self.policy, self.policy.findData(chat.settings.policy)),
-                         (self.cap, chat.settings.max_speakers)):
+        for w, value in (
+            (self.policy, self.policy.findData(chat.settings.policy)),
+            (self.cap, chat.settings.max_speakers),
+        ):
             w.blockSignals(True)
             (w.setCurrentIndex if w is self.policy else w.setValue)(value)
             w.blockSignals(False)
@@ -145,7 +163,11 @@ class GroupPanel(CardDropTarget, QWidget):
     def _update_count(self, *_: Any) -> None:
         rows = self.session.members.rows
         speaking = sum(not r["muted"] for r in rows)
-        self.count.setText(f"{speaking} of {len(rows)} speaking" if speaking != len(rows) else f"{len(rows)} companions")
+        self.count.setText(
+            f"{speaking} of {len(rows)} speaking"
+            if speaking != len(rows)
+            else f"{len(rows)} companions"
+        )
 
     def _busy(self, busy: bool) -> None:
         has = self.selected() is not None
@@ -186,7 +208,9 @@ class GroupPanel(CardDropTarget, QWidget):
         if dlg.exec() and dlg.persona is not None:
             p = dlg.persona
             if self.session.add_member(p):
-                save_user_set(PersonaSet(name=p.name, title=p.name, description=p.role, members=[p]))
+                save_user_set(
+                    PersonaSet(name=p.name, title=p.name, description=p.role, members=[p])
+                )
 
     def edit_member(self, name: str | None) -> None:
         p = self.session.persona(name) if name else None
@@ -206,20 +230,29 @@ class GroupPanel(CardDropTarget, QWidget):
             return
         row = idx.data(ROW)
         menu = QMenu(self)
-        menu.addAction("Unmute" if row["muted"] else "Mute",
-                       lambda: self.session.members.setData(idx, Qt.CheckState.Checked if row["muted"]
-                                                            else Qt.CheckState.Unchecked,
-                                                            Qt.ItemDataRole.CheckStateRole))
-        menu.addAction("Edit…", lambda: self.edit_member(row["name"])).setEnabled(not self.session.busy)
+        menu.addAction(
+            "Unmute" if row["muted"] else "Mute",
+            lambda: self.session.members.setData(
+                idx,
+                Qt.CheckState.Checked if row["muted"] else Qt.CheckState.Unchecked,
+                Qt.ItemDataRole.CheckStateRole,
+            ),
+        )
+        menu.addAction("Edit…", lambda: self.edit_member(row["name"])).setEnabled(
+            not self.session.busy
+        )
         menu.addAction("Export as card…", self.export_dialog)
         menu.addSeparator()
-        menu.addAction("Remove", lambda: self.remove_member(row["name"])).setEnabled(not self.session.busy)
+        menu.addAction("Remove", lambda: self.remove_member(row["name"])).setEnabled(
+            not self.session.busy
+        )
         menu.exec(self.list.viewport().mapToGlobal(pos))
 
     # -- cards ---------------------------------------------------------------------------------------
     def import_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import Character Card", "",
-                                              "Character cards and personas (*.png *.json)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import Character Card", "", "Character cards and personas (*.png *.json)"
+        )
         if path:
             self.import_file(path)
 
@@ -230,8 +263,9 @@ class GroupPanel(CardDropTarget, QWidget):
         name = self.selected()
         if name is None:
             return
-        path, chosen = QFileDialog.getSaveFileName(self, "Export Character Card", f"{name}.png",
-                                                   ";;".join(CARD_FILTERS))
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export Character Card", f"{name}.png", ";;".join(CARD_FILTERS)
+        )
         if path:
             self.export_member(name, path, CARD_FILTERS.get(chosen, "chara_card_v2"))
 
@@ -246,4 +280,3 @@ class GroupPanel(CardDropTarget, QWidget):
             return False
         self.session.info.emit(f"Saved {name}'s card to {path}.")
         return True
-

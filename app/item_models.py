@@ -9,12 +9,18 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtGui import QColor, QFont, QIcon
 
 from . import avatars, theme
 
-ROW = Qt.ItemDataRole.UserRole + 1   # the whole row as a dict
+ROW = Qt.ItemDataRole.UserRole + 1  # the whole row as a dict
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -95,8 +101,10 @@ class MessageListModel(RowListModel):
         return -1 if mid is None else self.find(lambda r: r.get("id") == mid)
 
     def find_streaming(self, speaker: str) -> int:
-        return self.find(lambda r: r.get("streaming") and r.get("id") is None
-                         and r.get("speaker") == speaker, last=True)
+        return self.find(
+            lambda r: r.get("streaming") and r.get("id") is None and r.get("speaker") == speaker,
+            last=True,
+        )
 
 
 class ConversationListModel(RowListModel):
@@ -121,11 +129,15 @@ class ConversationListModel(RowListModel):
 
     def render(self, row: dict[str, Any], role: int) -> Any:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
-            return row["title"] if role == Qt.ItemDataRole.EditRole else \
-                f"{row['title']}\n{row['group_name']} · {when(row['updated'])}"
+            return (
+                row["title"]
+                if role == Qt.ItemDataRole.EditRole
+                else f"{row['title']}\n{row['group_name']} · {when(row['updated'])}"
+            )
         if role == Qt.ItemDataRole.ToolTipRole:
             n = row.get("n_messages", 0)
-            return f"{row['title']}\n{n} message{'s' * (n != 1)} · last active {local_time(row['updated']):%d %b %Y, %H:%M}"
+            last = f"{local_time(row['updated']):%d %b %Y, %H:%M}"
+            return f"{row['title']}\n{n} message{'s' * (n != 1)} · last active {last}"
         return None
 
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
@@ -165,8 +177,10 @@ class MemberListModel(RowListModel):
             return QColor(theme.FAINT)
         if role == Qt.ItemDataRole.ToolTipRole:
             model = p.model or "group default model"
-            return (f"{p.name}: {p.role}\nTraits: {', '.join(p.traits)}\nModel: {model}\n"
-                    f"{'Muted: tick to let them speak' if row['muted'] else 'Untick to mute'}")
+            return (
+                f"{p.name}: {p.role}\nTraits: {', '.join(p.traits)}\nModel: {model}\n"
+                f"{'Muted: tick to let them speak' if row['muted'] else 'Untick to mute'}"
+            )
         return None
 
     def setData(self, index: Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
@@ -188,10 +202,14 @@ class DirectorLogModel(RowListModel):
 
     def render(self, row: dict[str, Any], role: int) -> Any:
         if role == Qt.ItemDataRole.DecorationRole and row.get("speaker"):
-            return QIcon(avatars.pixmap(row.get("avatar", ""), row["speaker"], row.get("color", ""), 22))
+            return QIcon(
+                avatars.pixmap(row.get("avatar", ""), row["speaker"], row.get("color", ""), 22)
+            )
         if role == Qt.ItemDataRole.DisplayRole:
             who = row.get("speaker") or "ends the round"
-            why = row.get("directive") or ("(free turn, no directive)" if row.get("speaker") else "")
+            why = row.get("directive") or (
+                "(free turn, no directive)" if row.get("speaker") else ""
+            )
             src = row.get("source") or ""
             head = f"Round {row.get('round', '?')} · {who}"
             if src and src != "director":
@@ -202,7 +220,11 @@ class DirectorLogModel(RowListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             secs = row.get("seconds")
             extra = f", decided in {secs:.1f} s" if isinstance(secs, (int, float)) and secs else ""
-            valid = "" if row.get("valid", True) else "; the Director's answer was unusable, so the rules chose"
+            valid = (
+                ""
+                if row.get("valid", True)
+                else "; the Director's answer was unusable, so the rules chose"
+            )
             return f"Chosen by: {row.get('source') or 'director'}{extra}{valid}"
         return None
 
@@ -218,15 +240,20 @@ class MemoryListModel(RowListModel):
             pin = "Pinned · " if row.get("pinned") else ""
             where = row.get("conversation_title")
             origin = self.SOURCES.get(row.get("source", ""), row.get("source", ""))
-            tail = f"{pin}{origin} · {when(row.get('created'))}" + (f" · in “{where}”" if where else "")
+            tail = f"{pin}{origin} · {when(row.get('created'))}" + (
+                f" · in “{where}”" if where else ""
+            )
             return f"{row.get('text', '')}\n{tail}"
         if role == Qt.ItemDataRole.FontRole and row.get("pinned"):
             font = QFont()
             font.setBold(True)
             return font
         if role == Qt.ItemDataRole.ToolTipRole:
-            return ("Pinned: always in the companions' notes." if row.get("pinned") else
-                    "In the companions' notes when the conversation touches it.")
+            return (
+                "Pinned: always in the companions' notes."
+                if row.get("pinned")
+                else "In the companions' notes when the conversation touches it."
+            )
         return None
 
     def row_of(self, fid: int | None) -> int:
@@ -238,15 +265,26 @@ class LoreListModel(RowListModel):
 
     def render(self, row: dict[str, Any], role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            head = "Always in" if row.get("constant") else ", ".join(row.get("keys") or []) or "(no keys)"
+            head = (
+                "Always in"
+                if row.get("constant")
+                else ", ".join(row.get("keys") or []) or "(no keys)"
+            )
             if row.get("selective") and row.get("secondary_keys"):
                 head += "  +  " + ", ".join(row["secondary_keys"])
             if row.get("name"):
                 head = f"{row['name']} · {head}"
             text = " ".join(str(row.get("content", "")).split())
             text = text if len(text) <= 90 else text[:89].rsplit(" ", 1)[0] + "…"
-            flags = [f for f, on in (("off", not row.get("enabled", True)), ("case-sensitive", row.get("case_sensitive")),
-                                     ("before the character", row.get("position") == "before_char")) if on]
+            flags = [
+                f
+                for f, on in (
+                    ("off", not row.get("enabled", True)),
+                    ("case-sensitive", row.get("case_sensitive")),
+                    ("before the character", row.get("position") == "before_char"),
+                )
+                if on
+            ]
             order = f"order {row.get('insertion_order', 100):g}"
             return f"{head}\n{text}\n{' · '.join([order, *flags])}"
         if role == Qt.ItemDataRole.ForegroundRole and not row.get("enabled", True):
@@ -279,7 +317,9 @@ class ListTableModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.COLUMNS[section]
         return None
@@ -298,9 +338,13 @@ class ModelTableModel(ListTableModel):
         if role == ROW:
             return m
         if role == Qt.ItemDataRole.DisplayRole:
-            return (f"{m.name}{'  (bundled)' if m.bundled else ''}", f"{m.size / 1e6:,.0f} MB",
-                    m.quantization, f"{m.context_length:,}" if m.context_length else "?",
-                    f"{m.sha256[:12]}…" if m.sha256 else "")[col]
+            return (
+                f"{m.name}{'  (bundled)' if m.bundled else ''}",
+                f"{m.size / 1e6:,.0f} MB",
+                m.quantization,
+                f"{m.context_length:,}" if m.context_length else "?",
+                f"{m.sha256[:12]}…" if m.sha256 else "",
+            )[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{m.path}\nsha256 {m.sha256}\n{m.architecture}, {m.parameters / 1e6:,.0f}M parameters"
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (1, 3):

@@ -8,8 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.lorebook import DEFAULT_BUDGET, DEFAULT_SCAN_DEPTH, MAX_BUDGET, MAX_SCAN_DEPTH
 
@@ -33,9 +45,11 @@ class LorebookDialog(QDialog):
         lay.setContentsMargins(16, 14, 16, 12)
         self.title = QLabel()
         self.title.setObjectName("PanelTitle")
-        hint = QLabel("Notes every companion of this group reads before its turn when one of an "
-                      "entry's keys was said in the last few messages (constant entries: always). "
-                      "Kept only on this computer.")
+        hint = QLabel(
+            "Notes every companion of this group reads before its turn when one of an "
+            "entry's keys was said in the last few messages (constant entries: always). "
+            "Kept only on this computer."
+        )
         hint.setObjectName("Hint")
         hint.setWordWrap(True)
         lay.addWidget(self.title)
@@ -67,8 +81,10 @@ class LorebookDialog(QDialog):
         self.secondary.setPlaceholderText("night, storm")
         self.selective = QCheckBox("Selective: also needs one of the secondary keys")
         self.content = QPlainTextEdit()
-        self.content.setPlaceholderText("What the companions should know, e.g. The lighthouse has "
-                                        "been dark since 1998. {{user}} and {{char}} work.")
+        self.content.setPlaceholderText(
+            "What the companions should know, e.g. The lighthouse has "
+            "been dark since 1998. {{user}} and {{char}} work."
+        )
         self.constant = QCheckBox("Constant: always in (no keys needed)")
         self.case = QCheckBox("Case-sensitive keys")
         self.enabled = QCheckBox("Enabled")
@@ -134,7 +150,9 @@ class LorebookDialog(QDialog):
     def refresh(self) -> None:
         """Show the open group's book (call when the dialog opens)."""
         chat = self.session.chat
-        self.title.setText(f"Lorebook of “{self.session.conversation.get('title', '')}”" if chat else "Lorebook")
+        self.title.setText(
+            f"Lorebook of “{self.session.conversation.get('title', '')}”" if chat else "Lorebook"
+        )
         book = (self.session.store.group_lorebook(chat.group.name) if chat else None) or {}
         self.scan_depth.setValue(int(book.get("scan_depth", DEFAULT_SCAN_DEPTH)))
         self.budget.setValue(int(book.get("token_budget", DEFAULT_BUDGET)))
@@ -159,12 +177,19 @@ class LorebookDialog(QDialog):
 
     def entry(self) -> dict[str, Any]:
         """The form's entry, as ``engine.lorebook.check_entry`` reads it."""
-        return {"name": self.name.text().strip(), "keys": split_keys(self.keys.text()),
-                "secondary_keys": split_keys(self.secondary.text()),
-                "selective": self.selective.isChecked(), "content": self.content.toPlainText().strip(),
-                "constant": self.constant.isChecked(), "case_sensitive": self.case.isChecked(),
-                "enabled": self.enabled.isChecked(), "insertion_order": self.order.value(),
-                "priority": self.priority.value(), "position": self.position.currentData()}
+        return {
+            "name": self.name.text().strip(),
+            "keys": split_keys(self.keys.text()),
+            "secondary_keys": split_keys(self.secondary.text()),
+            "selective": self.selective.isChecked(),
+            "content": self.content.toPlainText().strip(),
+            "constant": self.constant.isChecked(),
+            "case_sensitive": self.case.isChecked(),
+            "enabled": self.enabled.isChecked(),
+            "insertion_order": self.order.value(),
+            "priority": self.priority.value(),
+            "position": self.position.currentData(),
+        }
 
     def _fill(self, e: dict[str, Any]) -> None:
         self.name.setText(e.get("name", ""))
@@ -177,7 +202,9 @@ class LorebookDialog(QDialog):
         self.enabled.setChecked(bool(e.get("enabled", True)))
         self.order.setValue(int(e.get("insertion_order", 100)))
         self.priority.setValue(int(e.get("priority", 10)))
-        self.position.setCurrentIndex(max(0, self.position.findData(e.get("position", "after_char"))))
+        self.position.setCurrentIndex(
+            max(0, self.position.findData(e.get("position", "after_char")))
+        )
         self._update_fields()
 
     def _load_selected(self, *_: object) -> None:

@@ -31,24 +31,40 @@ from engine.persona_files import load_set
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mascot-app",
-                                description="Mascot: a private group chat with AI companions on this computer.")
-    p.add_argument("--group", metavar="NAME",
-                   help="start a new conversation with this persona set (support, workplace, writers-room, "
-                        "or a .json/.png file)")
+    p = argparse.ArgumentParser(
+        prog="mascot-app",
+        description="Mascot: a private group chat with AI companions on this computer.",
+    )
+    p.add_argument(
+        "--group",
+        metavar="NAME",
+        help="start a new conversation with this persona set (support, workplace, writers-room, "
+        "or a .json/.png file)",
+    )
     p.add_argument("--say", metavar="TEXT", help="send this message once the window is open")
-    p.add_argument("--screenshot", metavar="OUT.png",
-                   help="save a screenshot of the whole window (after the --say round, if any) and exit")
-    p.add_argument("--size", default="1280x820", metavar="WxH",
-                   help="window size for --screenshot (default: %(default)s)")
+    p.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        help="save a screenshot of the whole window (after the --say round, if any) and exit",
+    )
+    p.add_argument(
+        "--size",
+        default="1280x820",
+        metavar="WxH",
+        help="window size for --screenshot (default: %(default)s)",
+    )
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--llama-probe"] and len(argv) == 2:  # the one-folder app's llama.cpp probe child
+    if (
+        argv[:1] == ["--llama-probe"] and len(argv) == 2
+    ):  # the one-folder app's llama.cpp probe child
         return probe_main(argv[1])
-    if argv[:1] == ["--safety-probe"] and len(argv) == 2:  # which screen a build runs (tests, support)
+    if (
+        argv[:1] == ["--safety-probe"] and len(argv) == 2
+    ):  # which screen a build runs (tests, support)
         return safety_probe(argv[1])
     args = build_parser().parse_args(argv)
     try:
@@ -58,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except Exception as e:  # noqa: BLE001 - one line for the user, the traceback to the log
         from app.notify import describe, log, setup_logging  # Qt: only once something failed
+
         setup_logging()
         log.exception("mascot-app failed")
         print(f"mascot-app: {describe(e)}", file=sys.stderr)
@@ -70,9 +87,13 @@ def safety_probe(text: str) -> int:
     import json
 
     from engine import safety  # the probe child loads the screen alone
+
     r = safety.assess(text)
-    print(json.dumps({"level": r.level, "source": r.source,
-                      "learned_available": safety.learned_available()}))
+    print(
+        json.dumps(
+            {"level": r.level, "source": r.source, "learned_available": safety.learned_available()}
+        )
+    )
     return 0
 
 
@@ -106,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         if args.screenshot:
             raise MascotError(unusable)
         from PySide6.QtWidgets import QMessageBox
+
         QMessageBox.critical(None, "Mascot cannot run its models on this computer", unusable)
         print(f"mascot-app: {unusable}", file=sys.stderr)
         return 1
@@ -153,7 +175,9 @@ def screenshot(app: Any, window: Any, out: str, say: str | None, errors: list[st
         loop.exec()
     settle()
     if not window.grab().save(out):
-        raise MascotError(f"Cannot write the screenshot to {out}; check the folder and the .png name.")
+        raise MascotError(
+            f"Cannot write the screenshot to {out}; check the folder and the .png name."
+        )
     window.close()
     if errors:
         print(f"mascot-app: {errors[0]}", file=sys.stderr)

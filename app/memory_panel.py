@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import (QGridLayout, QInputDialog, QLabel, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QGridLayout, QInputDialog, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from .item_models import MemoryListModel
 from .widgets import card_list, selected_row
@@ -20,14 +20,18 @@ class MemoryPanel(QWidget):
         lay.setSpacing(6)
         title = QLabel("What they know about you")
         title.setObjectName("PanelTitle")
-        hint = QLabel("Facts this group's companions remember, kept only on this computer. Pinned "
-                      "facts are always in their notes; the others when the talk touches them.")
+        hint = QLabel(
+            "Facts this group's companions remember, kept only on this computer. Pinned "
+            "facts are always in their notes; the others when the talk touches them."
+        )
         hint.setObjectName("Hint")
         hint.setWordWrap(True)
         self.list = card_list(self.model, "MemoryList")
         self.list.doubleClicked.connect(lambda _i: self.edit())
-        self.empty = QLabel("Nothing yet. Tell them about yourself, pin a message "
-                            "(right-click → Remember this), or add a fact.")
+        self.empty = QLabel(
+            "Nothing yet. Tell them about yourself, pin a message "
+            "(right-click → Remember this), or add a fact."
+        )
         self.empty.setObjectName("Hint")
         self.empty.setWordWrap(True)
         buttons = QGridLayout()
@@ -37,8 +41,14 @@ class MemoryPanel(QWidget):
         self.pin_button = QPushButton("Pin")
         self.forget_button = QPushButton("Forget this")
         self.forget_button.setObjectName("Danger")
-        for i, (b, slot) in enumerate(((self.add_button, self.add), (self.edit_button, self.edit),
-                                       (self.pin_button, self.toggle_pin), (self.forget_button, self.forget))):
+        for i, (b, slot) in enumerate(
+            (
+                (self.add_button, self.add),
+                (self.edit_button, self.edit),
+                (self.pin_button, self.toggle_pin),
+                (self.forget_button, self.forget),
+            )
+        ):
             b.clicked.connect(lambda _c=False, f=slot: f())
             buttons.addWidget(b, i // 2, i % 2)
         lay.addWidget(title)
@@ -61,8 +71,9 @@ class MemoryPanel(QWidget):
         self.pin_button.setText("Unpin" if row and row.get("pinned") else "Pin")
 
     def add(self) -> None:
-        text, ok = QInputDialog.getMultiLineText(self, "Add a fact", "What should the companions "
-                                                 "remember about you?")
+        text, ok = QInputDialog.getMultiLineText(
+            self, "Add a fact", "What should the companions remember about you?"
+        )
         if ok and text.strip():
             self.session.add_fact(text)
 

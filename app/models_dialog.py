@@ -5,11 +5,26 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import QUrl, Qt, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QFileDialog, QGridLayout,
-                               QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar,
-                               QPushButton, QTableView, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.models.hub import download_gguf
 from engine.models.registry import BUNDLED_NAME, ModelRegistry
@@ -21,7 +36,9 @@ from .item_models import ModelTableModel
 from .session import ChatSession
 from .workers import CallWorker, Runner, Worker
 
-DIRECTOR = ":director"  # the assign target that is not a companion (item data; names never start with ':')
+DIRECTOR = (
+    ":director"  # the assign target that is not a companion (item data; names never start with ':')
+)
 
 EXAMPLE_REPO = "HuggingFaceTB/SmolLM2-360M-Instruct-GGUF"
 EXAMPLE_FILE = "smollm2-360m-instruct-q8_0.gguf"
@@ -50,8 +67,10 @@ class ModelsDialog(QDialog):
         lay.setContentsMargins(18, 16, 18, 14)
         lay.setSpacing(10)
 
-        intro = QLabel("Models run on this computer with llama.cpp. Every companion, and the Director, uses "
-                       "the group default (the bundled model) unless you give it its own.")
+        intro = QLabel(
+            "Models run on this computer with llama.cpp. Every companion, and the Director, uses "
+            "the group default (the bundled model) unless you give it its own."
+        )
         intro.setObjectName("Subtle")
         intro.setWordWrap(True)
         lay.addWidget(intro)
@@ -76,7 +95,9 @@ class ModelsDialog(QDialog):
         self.table.setShowGrid(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in range(1, 5):
-            self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+            self.table.horizontalHeader().setSectionResizeMode(
+                col, QHeaderView.ResizeMode.ResizeToContents
+            )
         self.table.setMinimumHeight(170)
         lay.addWidget(self.table, 1)
 
@@ -87,7 +108,9 @@ class ModelsDialog(QDialog):
         self.verify_button.setToolTip("Re-read the file and check its sha256")
         self.verify_button.clicked.connect(lambda: self.verify(self.selected()))
         folder = QPushButton("Open models folder")
-        folder.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.models_dir()))))
+        folder.clicked.connect(
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.models_dir())))
+        )
         row.addWidget(self.add_button)
         row.addWidget(self.verify_button)
         row.addStretch(1)
@@ -99,7 +122,9 @@ class ModelsDialog(QDialog):
         self.member = QComboBox()
         self.member.setMinimumWidth(140)
         self.assign_button = QPushButton("Assign")
-        self.assign_button.clicked.connect(lambda: self.assign(self.member.currentData(), self.selected()))
+        self.assign_button.clicked.connect(
+            lambda: self.assign(self.member.currentData(), self.selected())
+        )
         assign.addWidget(self.member)
         assign.addWidget(self.assign_button)
         assign.addStretch(1)
@@ -127,8 +152,10 @@ class ModelsDialog(QDialog):
         self.progress.setTextVisible(False)
         self.progress_label = QLabel()
         self.progress_label.setObjectName("Hint")
-        note = QLabel(f"Mascot connects to the internet only when you click Download. Files are saved in "
-                      f"{self.models_dir()}.")
+        note = QLabel(
+            f"Mascot connects to the internet only when you click Download. Files are saved in "
+            f"{self.models_dir()}."
+        )
         note.setObjectName("Hint")
         note.setWordWrap(True)
         grid.addWidget(QLabel("Repo"), 0, 0)
@@ -160,8 +187,9 @@ class ModelsDialog(QDialog):
         return d
 
     # -- helpers ----------------------------------------------------------------------------------
-    def _run(self, fn: Callable[[], Any], on_done: Callable[[Any], None],
-             on_error: Callable[[str], None]) -> Worker:
+    def _run(
+        self, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]
+    ) -> Worker:
         job = CallWorker(lambda progress, cancel: fn(), name=getattr(fn, "__name__", "models"))
         job.done.connect(on_done)
         return self.runner.start(job, on_error=on_error)
@@ -185,9 +213,12 @@ class ModelsDialog(QDialog):
         for name in self.session.members.names():
             self.member.addItem(name, name)
         self.member.addItem("the Director", DIRECTOR)
-        self.member.setItemData(self.member.count() - 1, "The model that picks who speaks next and "
-                                "writes each directive (used when the group's turns are 'Director decides')",
-                                Qt.ItemDataRole.ToolTipRole)
+        self.member.setItemData(
+            self.member.count() - 1,
+            "The model that picks who speaks next and "
+            "writes each directive (used when the group's turns are 'Director decides')",
+            Qt.ItemDataRole.ToolTipRole,
+        )
         i = self.member.findData(current)
         if i >= 0:
             self.member.setCurrentIndex(i)
@@ -195,7 +226,9 @@ class ModelsDialog(QDialog):
 
     def _show_director(self) -> None:
         model = self.session.settings.director_model
-        self.director_label.setText(f"Director: {model}" if model else "Director: the group's model")
+        self.director_label.setText(
+            f"Director: {model}" if model else "Director: the group's model"
+        )
 
     def _report(self, message: str) -> None:
         self.show_status(message, ok=False)
@@ -224,8 +257,9 @@ class ModelsDialog(QDialog):
         self._run(self.registry.list, loaded, failed)
 
     def add_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Add a GGUF model", str(self.models_dir()),
-                                              "GGUF models (*.gguf);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Add a GGUF model", str(self.models_dir()), "GGUF models (*.gguf);;All files (*)"
+        )
         if path:
             self.add_file(path)
 
@@ -235,7 +269,9 @@ class ModelsDialog(QDialog):
 
         def done(info: Any) -> None:
             self.add_button.setEnabled(True)
-            self.show_status(f"Added {info.name} ({info.architecture}, {info.quantization}, {_mb(info.size)}).")
+            self.show_status(
+                f"Added {info.name} ({info.architecture}, {info.quantization}, {_mb(info.size)})."
+            )
             self.refresh(select=info.name)
             self.added.emit(True)
 
@@ -270,8 +306,14 @@ class ModelsDialog(QDialog):
             if not self.session.set_director_model(model):
                 return False
             self._show_director()
-            policy = self.session.chat.settings.policy if self.session.chat is not None else "director"
-            later = "" if policy == "director" else " (this conversation's turns are not 'Director decides')"
+            policy = (
+                self.session.chat.settings.policy if self.session.chat is not None else "director"
+            )
+            later = (
+                ""
+                if policy == "director"
+                else " (this conversation's turns are not 'Director decides')"
+            )
             self.show_status(f"The Director now uses {model}{later}.")
             return True
         if self.session.assign_model(member, None if model == BUNDLED_NAME else model):
@@ -285,14 +327,17 @@ class ModelsDialog(QDialog):
             return
         repo, name = self.repo.text().strip(), self.file.text().strip()
         if not repo or not name:
-            self.show_status("Enter the repo id (owner/name) and the .gguf file name to download.", ok=False)
+            self.show_status(
+                "Enter the repo id (owner/name) and the .gguf file name to download.", ok=False
+            )
             return
         self.show_status(f"Connecting to the Hugging Face Hub for {repo}…")
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
         self.progress_label.clear()
-        job = CallWorker(download_gguf, repo, name, self.models_dir(), store=self.session.store,
-                         name="download")
+        job = CallWorker(
+            download_gguf, repo, name, self.models_dir(), store=self.session.store, name="download"
+        )
         job.item.connect(self._progress)
         job.done.connect(lambda path: self._download_done(path, None))
         job.finished.connect(self._download_finished)
@@ -307,7 +352,9 @@ class ModelsDialog(QDialog):
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(done * 1000 / total))
             extra = status.describe(done, total)
-            self.progress_label.setText(f"{_mb(done)} of {_mb(total)}" + (f" · {extra}" if extra else ""))
+            self.progress_label.setText(
+                f"{_mb(done)} of {_mb(total)}" + (f" · {extra}" if extra else "")
+            )
         else:
             self.progress.setRange(0, 0)
             self.progress_label.setText(_mb(done))
@@ -342,7 +389,9 @@ class ModelsDialog(QDialog):
     def use_for_group(self, model: str) -> bool:
         """Give ``model`` to every companion of the open group and to the Director."""
         names = self.session.members.names()
-        ok = all([self.session.assign_model(n, None if model == BUNDLED_NAME else model) for n in names])
+        ok = all(
+            [self.session.assign_model(n, None if model == BUNDLED_NAME else model) for n in names]
+        )
         ok = self.session.set_director_model(model) and ok
         self._show_director()
         if ok:

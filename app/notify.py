@@ -38,8 +38,9 @@ def setup_logging() -> Path:
             log.removeHandler(h)
             h.close()
     if not any(isinstance(h, logging.FileHandler) for h in log.handlers):
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2,
-                                                       encoding="utf-8", delay=True)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=1_000_000, backupCount=2, encoding="utf-8", delay=True
+        )
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
     log.setLevel(logging.INFO)
@@ -65,7 +66,7 @@ def describe(exc: BaseException) -> str:
 class Notifier(QObject):
     """Thread-safe: ``post`` may be called from any thread; ``posted`` arrives on the GUI thread."""
 
-    posted = Signal(str, str)   # level ("info" | "warning" | "error"), one line of text
+    posted = Signal(str, str)  # level ("info" | "warning" | "error"), one line of text
 
     def info(self, text: str) -> None:
         self.posted.emit("info", text)
@@ -78,17 +79,21 @@ class Notifier(QObject):
         log.error(text)
         self.posted.emit("error", text)
 
-    def exception(self, exc_type: type[BaseException], exc: BaseException,
-                  tb: TracebackType | None) -> None:
+    def exception(
+        self, exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None
+    ) -> None:
         """Log an unexpected exception with its traceback and tell the user in one line."""
         if not isinstance(exc, MascotError):
-            log.error("unexpected error\n%s", "".join(traceback.format_exception(exc_type, exc, tb)))
+            log.error(
+                "unexpected error\n%s", "".join(traceback.format_exception(exc_type, exc, tb))
+            )
         self.posted.emit("error", describe(exc))
 
 
 def install_excepthooks(notifier: Notifier) -> None:
     """Route uncaught exceptions (GUI thread and worker threads) to the notifier and the log."""
     setup_logging()
+
     def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         if issubclass(exc_type, KeyboardInterrupt):
             sys.__excepthook__(exc_type, exc, tb)

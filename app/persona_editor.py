@@ -11,9 +11,24 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QCheckBox, QColorDialog, QComboBox, QDialog, QDialogButtonBox,
-                               QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QPlainTextEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QColorDialog,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.card_files import export_card
 from engine.errors import MascotError, PersonaError
@@ -22,10 +37,12 @@ from engine.personas import DEFAULT_SAMPLING, Persona, default_color, persona_fr
 from . import avatars, theme
 
 GROUP_DEFAULT = "Group default (bundled model)"
-CARD_FILTERS = {"Character Card V2, PNG (*.png)": "chara_card_v2",
-                "Character Card V2, JSON (*.json)": "chara_card_v2",
-                "Character Card V3, PNG (*.png)": "chara_card_v3",
-                "Character Card V3, JSON (*.json)": "chara_card_v3"}
+CARD_FILTERS = {
+    "Character Card V2, PNG (*.png)": "chara_card_v2",
+    "Character Card V2, JSON (*.json)": "chara_card_v2",
+    "Character Card V3, PNG (*.png)": "chara_card_v3",
+    "Character Card V3, JSON (*.json)": "chara_card_v3",
+}
 
 
 def _lines(text: str) -> list[str]:
@@ -40,8 +57,12 @@ def _box(lines: int) -> QPlainTextEdit:
 
 
 class PersonaEditor(QDialog):
-    def __init__(self, persona: Persona | None = None, model_names: list[str] | None = None,
-                 parent: QWidget | None = None):
+    def __init__(
+        self,
+        persona: Persona | None = None,
+        model_names: list[str] | None = None,
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle(f"Edit {persona.name}" if persona else "New persona")
         self.setMinimumWidth(660)
@@ -122,8 +143,12 @@ class PersonaEditor(QDialog):
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(f"color: {theme.DANGER};")
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        self.export_button = self.buttons.addButton("Export card…", QDialogButtonBox.ButtonRole.ActionRole)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.export_button = self.buttons.addButton(
+            "Export card…", QDialogButtonBox.ButtonRole.ActionRole
+        )
         self.export_button.clicked.connect(self.export_dialog)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -136,9 +161,16 @@ class PersonaEditor(QDialog):
         lay.addWidget(self.buttons)
 
         self.fields: dict[str, QWidget] = {
-            "name": self.name, "role": self.role, "traits": self.traits, "speaking_style": self.style,
-            "goals": self.goals, "boundaries": self.boundaries, "example_lines": self.examples,
-            "color": self.color, "avatar": self.avatar, "model": self.model,
+            "name": self.name,
+            "role": self.role,
+            "traits": self.traits,
+            "speaking_style": self.style,
+            "goals": self.goals,
+            "boundaries": self.boundaries,
+            "example_lines": self.examples,
+            "color": self.color,
+            "avatar": self.avatar,
+            "model": self.model,
             "sampling": self.temperature,
         }
         self._fill(persona)
@@ -187,15 +219,21 @@ class PersonaEditor(QDialog):
         else:
             sampling.pop("temperature", None)
             sampling.pop("max_tokens", None)
-        return {**base,
-                "name": self.name.text(), "role": self.role.text(),
-                "traits": [t.strip() for t in self.traits.text().split(",") if t.strip()],
-                "speaking_style": self.style.toPlainText(), "goals": _lines(self.goals.toPlainText()),
-                "boundaries": _lines(self.boundaries.toPlainText()),
-                "example_lines": _lines(self.examples.toPlainText()),
-                "color": self.color.text().strip(), "avatar": self.avatar.text().strip(),
-                "model": self.model.currentData(), "sampling": sampling,
-                "extensions": base.get("extensions") or {}}
+        return {
+            **base,
+            "name": self.name.text(),
+            "role": self.role.text(),
+            "traits": [t.strip() for t in self.traits.text().split(",") if t.strip()],
+            "speaking_style": self.style.toPlainText(),
+            "goals": _lines(self.goals.toPlainText()),
+            "boundaries": _lines(self.boundaries.toPlainText()),
+            "example_lines": _lines(self.examples.toPlainText()),
+            "color": self.color.text().strip(),
+            "avatar": self.avatar.text().strip(),
+            "model": self.model.currentData(),
+            "sampling": sampling,
+            "extensions": base.get("extensions") or {},
+        }
 
     def validate(self) -> bool:
         for w in self.fields.values():
@@ -229,7 +267,11 @@ class PersonaEditor(QDialog):
         return self.persona is not None
 
     def _pick_color(self) -> None:
-        start = QColor(self.color.text()) if QColor.isValidColorName(self.color.text()) else QColor(theme.ACCENT)
+        start = (
+            QColor(self.color.text())
+            if QColor.isValidColorName(self.color.text())
+            else QColor(theme.ACCENT)
+        )
         chosen = QColorDialog.getColor(start, self, "Persona colour")
         if chosen.isValid():
             self.color.setText(chosen.name())
@@ -242,8 +284,9 @@ class PersonaEditor(QDialog):
     def export_dialog(self) -> None:
         if self.persona is None:
             return
-        path, chosen = QFileDialog.getSaveFileName(self, "Export Character Card", f"{self.persona.name}.png",
-                                                   ";;".join(CARD_FILTERS))
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export Character Card", f"{self.persona.name}.png", ";;".join(CARD_FILTERS)
+        )
         if path:
             self.export_to(path, CARD_FILTERS.get(chosen, "chara_card_v2"))
 

@@ -47,7 +47,7 @@ def platform_name() -> str:
 def missing_libraries(libraries: dict[str, tuple[str, str]] | None = None) -> list[str]:
     """Sonames in ``libraries`` (default: the xcb plugin's) that cannot be loaded here."""
     missing = []
-    for soname in (XCB_LIBRARIES if libraries is None else libraries):
+    for soname in XCB_LIBRARIES if libraries is None else libraries:
         try:
             ctypes.CDLL(soname)
         except OSError:
@@ -61,17 +61,21 @@ def check_display(libraries: dict[str, tuple[str, str]] | None = None) -> str | 
     if platform != "xcb":
         return None  # offscreen, minimal, wayland, Windows and macOS load without X11 libraries
     if not os.environ.get("DISPLAY"):
-        return ("No display to open a window on (DISPLAY is not set). Run Mascot in a desktop "
-                "session, or use the terminal chat: mascot chat")
+        return (
+            "No display to open a window on (DISPLAY is not set). Run Mascot in a desktop "
+            "session, or use the terminal chat: mascot chat"
+        )
     table = XCB_LIBRARIES if libraries is None else libraries
     missing = missing_libraries(table)
     if not missing:
         return None
     deb = " ".join(dict.fromkeys(table[m][0] for m in missing))
     rpm = " ".join(dict.fromkeys(table[m][1] for m in missing))
-    return (f"The window cannot open: Qt's X11 plugin needs {', '.join(missing)}. Install with "
-            f"'sudo apt install {deb}' (Debian/Ubuntu) or 'sudo dnf install {rpm}' (Fedora), "
-            "then start Mascot again.")
+    return (
+        f"The window cannot open: Qt's X11 plugin needs {', '.join(missing)}. Install with "
+        f"'sudo apt install {deb}' (Debian/Ubuntu) or 'sudo dnf install {rpm}' (Fedora), "
+        "then start Mascot again."
+    )
 
 
 if __name__ == "__main__":  # `make run` asks first, with the system Python (no Qt needed)

@@ -21,19 +21,25 @@ from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
 from engine.data import delete_all
 from engine.errors import InputError, MascotError
-from engine.personas import Persona, PersonaSet, default_color, persona_from_dict
-from engine.persona_files import load_set
 from engine.llm.backend import Backend
+from engine.persona_files import load_set
+from engine.personas import Persona, PersonaSet, default_color, persona_from_dict
 from engine.storage import Store
 from engine.user_text import sanitize_user_text
 
 from . import theme
 from .config import AppSettings
+from .item_models import (
+    ConversationListModel,
+    DirectorLogModel,
+    LoreListModel,
+    MemberListModel,
+    MemoryListModel,
+    MessageListModel,
+)
+from .notify import close_logging, setup_logging
 from .session_group import MAX_MEMBERS, GroupActions
 from .session_memory import MemoryActions
-from .item_models import (ConversationListModel, DirectorLogModel, LoreListModel, MemberListModel,
-                          MemoryListModel, MessageListModel)
-from .notify import close_logging, setup_logging
 from .workers import CallWorker, GeneratorWorker, Runner, Worker
 
 YOU = "You"
@@ -42,22 +48,26 @@ CHOOSING = "Choosing who speaks next…"
 
 def backend_factory(store: Store, settings: AppSettings) -> Callable[[str | None], Backend]:
     """Resolve a model name or path (None = bundled) to a shared llama.cpp runtime."""
-    return default_backend_factory(store, n_ctx=settings.context_size, n_threads=settings.threads or None)
+    return default_backend_factory(
+        store, n_ctx=settings.context_size, n_threads=settings.threads or None
+    )
 
 
 class ChatSession(MemoryActions, GroupActions, QObject):
-    opened = Signal(int)                 # conversation id
+    opened = Signal(int)  # conversation id
     busy_changed = Signal(bool)
-    typing_changed = Signal(str, str)    # text ("" hides it), colour
-    token_received = Signal(str)         # speaker
-    round_finished = Signal(dict)        # round_end data (+ "error"), after busy goes False
-    regenerate_finished = Signal(int)    # message id
-    safety_raised = Signal(dict)         # the engine's safety event data
+    typing_changed = Signal(str, str)  # text ("" hides it), colour
+    token_received = Signal(str)  # speaker
+    round_finished = Signal(dict)  # round_end data (+ "error"), after busy goes False
+    regenerate_finished = Signal(int)  # message id
+    safety_raised = Signal(dict)  # the engine's safety event data
     members_changed = Signal()
     error = Signal(str)
     info = Signal(str)
 
-    def __init__(self, settings: AppSettings, store: Store | None = None, parent: QObject | None = None):
+    def __init__(
+        self, settings: AppSettings, store: Store | None = None, parent: QObject | None = None
+    ):
         super().__init__(parent)
         self.settings = settings
         self.store = store or Store()
@@ -89,7 +99,7 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         return self.chat.conversation_id if self.chat else None
 
     def persona(self, name: str) -> Persona | None:
-        for p in (self.chat.members if self.chat else []):
+        for p in self.chat.members if self.chat else []:
             if p.name == name:
                 return p
         return None
@@ -111,18 +121,34 @@ class ChatSession(MemoryActions, GroupActions, QObject):
 
     def _chat_settings(self, conv: dict[str, Any]) -> ChatSettings:
         cap = max(1, min(int(conv.get("max_speakers") or 3), MAX_MEMBERS))
-        return ChatSettings(policy=conv.get("policy") or "director", max_speakers=cap,
-                            min_speakers=min(2, cap), **self.settings.chat_overrides())
+        return ChatSettings(
+            policy=conv.get("policy") or "director",
+            max_speakers=cap,
+            min_speakers=min(2, cap),
+            **self.settings.chat_overrides(),
+        )
 
     def _make_chat(self, cid: int) -> GroupChat:
         conv = self.store.conversation(cid)
         rows = self.store.members(cid)
-        personas = [persona_from_dict(r["persona"]) for r in rows] or load_set(conv["group_name"]).members
-        pset = PersonaSet(name=conv["group_name"], title=conv["title"], description="", members=personas,
-                          lorebook=self.group_book(conv["group_name"]))
+        personas = [persona_from_dict(r["persona"]) for r in rows] or load_set(
+            conv["group_name"]
+        ).members
+        pset = PersonaSet(
+            name=conv["group_name"],
+            title=conv["title"],
+            description="",
+            members=personas,
+            lorebook=self.group_book(conv["group_name"]),
+        )
         self.conversation = conv
-        return GroupChat(pset, settings=self._chat_settings(conv), store=self.store,
-                         backend_for=self.backend_for, conversation_id=cid)
+        return GroupChat(
+            pset,
+            settings=self._chat_settings(conv),
+            store=self.store,
+            backend_for=self.backend_for,
+            conversation_id=cid,
+        )
 
     def open_conversation(self, cid: int) -> None:
         self._halt()
@@ -144,8 +170,13 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         self._halt()
         try:
             pset = load_set(group) if isinstance(group, str) else group
-            chat = GroupChat(pset, settings=ChatSettings(**self.settings.chat_overrides()),
-                             store=self.store, backend_for=self.backend_for, title=pset.title)
+            chat = GroupChat(
+                pset,
+                settings=ChatSettings(**self.settings.chat_overrides()),
+                store=self.store,
+                backend_for=self.backend_for,
+                title=pset.title,
+            )
         except MascotError as e:
             self.error.emit(str(e))
             return
@@ -192,10 +223,15 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         self.settings.save()
         self.start()
         self.refresh_memory()
-        self.info.emit("All conversations, remembered facts, imported personas and logs were deleted.")
+        self.info.emit(
+            "All conversations, remembered facts, imported personas and logs were deleted."
+        )
 
     def apply_settings(self, new: AppSettings) -> None:
-        reload = (new.threads, new.context_size) != (self.settings.threads, self.settings.context_size)
+        reload = (new.threads, new.context_size) != (
+            self.settings.threads,
+            self.settings.context_size,
+        )
         self.settings = new
         new.save()
         if reload:
@@ -211,11 +247,21 @@ class ChatSession(MemoryActions, GroupActions, QObject):
     def _row(self, m: dict[str, Any]) -> dict[str, Any]:
         variants = len(json.loads(m["variants"])) if m.get("variants") else 1
         color, avatar = self._look(m["speaker"])
-        return {"id": m["id"], "role": m["role"], "text": m["text"], "created": m["created"],
-                "speaker": YOU if m["role"] == "user" else m["speaker"], "color": color,
-                "avatar": avatar, "directive": m.get("directive") or "", "status": m.get("status") or "done",
-                "variant": m.get("variant") or 0, "variants": variants, "streaming": False,
-                "edited": bool(m.get("edited"))}
+        return {
+            "id": m["id"],
+            "role": m["role"],
+            "text": m["text"],
+            "created": m["created"],
+            "speaker": YOU if m["role"] == "user" else m["speaker"],
+            "color": color,
+            "avatar": avatar,
+            "directive": m.get("directive") or "",
+            "status": m.get("status") or "done",
+            "variant": m.get("variant") or 0,
+            "variants": variants,
+            "streaming": False,
+            "edited": bool(m.get("edited")),
+        }
 
     def _load_messages(self) -> None:
         rows = self.store.messages(self.cid) if self.cid else []
@@ -225,9 +271,17 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             if m["role"] == "companion" and m.get("directive"):
                 meta = m.get("meta") or {}
                 color, avatar = self._look(m["speaker"])
-                log.append({"round": m.get("round"), "speaker": m["speaker"], "directive": m["directive"],
-                            "source": meta.get("source", "director"), "valid": meta.get("director_valid", True),
-                            "color": color, "avatar": avatar})
+                log.append(
+                    {
+                        "round": m.get("round"),
+                        "speaker": m["speaker"],
+                        "directive": m["directive"],
+                        "source": meta.get("source", "director"),
+                        "valid": meta.get("director_valid", True),
+                        "color": color,
+                        "avatar": avatar,
+                    }
+                )
         self.director_log.reset(log)
 
     def _load_members(self) -> None:
@@ -236,7 +290,9 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         self.members_changed.emit()
 
     # -- jobs ---------------------------------------------------------------------------------------
-    def _start(self, job: Worker, on_item: Callable[[Any], None], on_done: Callable[[], None]) -> None:
+    def _start(
+        self, job: Worker, on_item: Callable[[Any], None], on_done: Callable[[], None]
+    ) -> None:
         self._stop_warm()
         self._serial += 1
         serial = self._serial
@@ -311,7 +367,9 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         except InputError as e:
             self.error.emit(str(e))
             return False
-        self._start(GeneratorWorker(self.chat.send, text, name="round"), self._on_event, self._round_done)
+        self._start(
+            GeneratorWorker(self.chat.send, text, name="round"), self._on_event, self._round_done
+        )
         return True
 
     def _on_event(self, ev: Event) -> None:
@@ -322,16 +380,31 @@ class ChatSession(MemoryActions, GroupActions, QObject):
 
     def _ev_round_start(self, d: dict[str, Any]) -> None:
         self._round["round"] = d.get("round")
-        self.messages.append({"id": d.get("message_id"), "role": "user", "speaker": YOU,
-                              "text": d.get("text", ""), "created": _now(), "color": theme.ACCENT,
-                              "avatar": "", "directive": "", "status": "done", "variant": 0,
-                              "variants": 1, "streaming": False, "edited": False})
+        self.messages.append(
+            {
+                "id": d.get("message_id"),
+                "role": "user",
+                "speaker": YOU,
+                "text": d.get("text", ""),
+                "created": _now(),
+                "color": theme.ACCENT,
+                "avatar": "",
+                "directive": "",
+                "status": "done",
+                "variant": 0,
+                "variants": 1,
+                "streaming": False,
+                "edited": False,
+            }
+        )
         self.typing_changed.emit(CHOOSING, theme.MUTED)
 
     def _ev_director(self, d: dict[str, Any]) -> None:
         speaker = d.get("speaker")
         color, avatar = self._look(speaker) if speaker else ("", "")
-        self.director_log.append({"round": self._round.get("round"), **d, "color": color, "avatar": avatar})
+        self.director_log.append(
+            {"round": self._round.get("round"), **d, "color": color, "avatar": avatar}
+        )
         if speaker:
             self.typing_changed.emit(f"{speaker} is typing…", self._look(speaker)[0])
         else:
@@ -342,10 +415,23 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         i = self.messages.find_streaming(speaker)
         if i < 0:
             color, avatar = self._look(speaker)
-            self.messages.append({"id": None, "role": "companion", "speaker": speaker, "text": piece,
-                                  "created": _now(), "color": color, "avatar": avatar,
-                                  "directive": "", "status": "streaming", "variant": 0, "variants": 1,
-                                  "streaming": True, "edited": False})
+            self.messages.append(
+                {
+                    "id": None,
+                    "role": "companion",
+                    "speaker": speaker,
+                    "text": piece,
+                    "created": _now(),
+                    "color": color,
+                    "avatar": avatar,
+                    "directive": "",
+                    "status": "streaming",
+                    "variant": 0,
+                    "variants": 1,
+                    "streaming": True,
+                    "edited": False,
+                }
+            )
         else:
             self.messages.update(i, text=self.messages.rows[i]["text"] + piece)
         self.token_received.emit(speaker)
@@ -353,20 +439,44 @@ class ChatSession(MemoryActions, GroupActions, QObject):
     def _ev_message(self, d: dict[str, Any]) -> None:
         speaker = d.get("speaker", "")
         role = "safety" if d.get("safety") else "companion"
-        fields = {"id": d.get("id"), "text": d.get("text", ""), "directive": d.get("directive", ""),
-                  "status": d.get("status", "done"), "streaming": False, "role": role}
+        fields = {
+            "id": d.get("id"),
+            "text": d.get("text", ""),
+            "directive": d.get("directive", ""),
+            "status": d.get("status", "done"),
+            "streaming": False,
+            "role": role,
+        }
         i = self.messages.find_streaming(speaker)
         if i >= 0:
             self.messages.update(i, **fields)
         else:
             color, avatar = self._look(speaker)
-            self.messages.append({"speaker": speaker, "created": _now(), "color": color, "avatar": avatar,
-                                  "variant": 0, "variants": 1, "edited": False, **fields})
+            self.messages.append(
+                {
+                    "speaker": speaker,
+                    "created": _now(),
+                    "color": color,
+                    "avatar": avatar,
+                    "variant": 0,
+                    "variants": 1,
+                    "edited": False,
+                    **fields,
+                }
+            )
         self.typing_changed.emit(CHOOSING, theme.MUTED)
 
     def _ev_notice(self, d: dict[str, Any]) -> None:
-        self.messages.append({"id": None, "role": "notice", "speaker": "", "text": d.get("text", ""),
-                              "created": _now(), "streaming": False})
+        self.messages.append(
+            {
+                "id": None,
+                "role": "notice",
+                "speaker": "",
+                "text": d.get("text", ""),
+                "created": _now(),
+                "streaming": False,
+            }
+        )
 
     def _ev_memory(self, d: dict[str, Any]) -> None:
         self.refresh_memory()
@@ -422,8 +532,11 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         if not self._idle() or i < 0 or self.messages.rows[i]["role"] != "companion":
             return False
         self._regen = mid
-        self._start(GeneratorWorker(self.chat.regenerate, mid, name="regenerate"),
-                    self._on_regen_event, self._regen_done)
+        self._start(
+            GeneratorWorker(self.chat.regenerate, mid, name="regenerate"),
+            self._on_regen_event,
+            self._regen_done,
+        )
         return True
 
     def _on_regen_event(self, ev: Event) -> None:
@@ -436,8 +549,13 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             text = (row["text"] if row["streaming"] else "") + d.get("text", "")
             self.messages.update(i, text=text, streaming=True)
         elif ev.type == "message":
-            self.messages.update(i, text=d.get("text", ""), variant=d.get("variant", 0),
-                                 variants=d.get("variant", 0) + 1, streaming=False)
+            self.messages.update(
+                i,
+                text=d.get("text", ""),
+                variant=d.get("variant", 0),
+                variants=d.get("variant", 0) + 1,
+                streaming=False,
+            )
         elif ev.type == "notice":
             self.info.emit(d.get("text", ""))
         elif ev.type == "error":
@@ -485,7 +603,6 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             return
         self.messages.remove(i)
         self.conversations.refresh()
-
 
 
 def _now() -> str:

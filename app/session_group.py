@@ -6,8 +6,8 @@ from pathlib import Path
 
 from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME, ModelRegistry
-from engine.personas import Persona
 from engine.persona_files import load_set_file, save_user_set
+from engine.personas import Persona
 
 from . import data
 
@@ -55,7 +55,9 @@ class GroupActions:
             self.error.emit(f"A group has at most {MAX_MEMBERS} companions; remove one first.")
             return False
         if persona.name.lower() in {n.lower() for n in self.chat.names}:
-            self.error.emit(f"{persona.name} is already in this group; rename the persona to add a second one.")
+            self.error.emit(
+                f"{persona.name} is already in this group; rename the persona to add a second one."
+            )
             return False
         return self._save_members(self.chat.members + [persona])
 
@@ -99,6 +101,7 @@ class GroupActions:
         if p is None:
             return False
         from dataclasses import replace
+
         return self.replace_member(name, replace(p, model=model or None))
 
     def import_file(self, path: str | Path) -> bool:

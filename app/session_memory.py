@@ -1,4 +1,5 @@
-"""``ChatSession``'s actions on what the companions remember: facts about the user and the group's lorebook."""
+"""``ChatSession``'s actions on what the companions remember: facts about the user and the
+group's lorebook."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from engine.errors import InputError, MascotError
 from engine.lorebook import MAX_BUDGET, MAX_ENTRIES, MAX_SCAN_DEPTH, book_entries, check_entry
 from engine.memory import check_fact
 from engine.persona_files import load_set
-
-
 
 
 class MemoryActions:
@@ -31,20 +30,27 @@ class MemoryActions:
         return True
 
     def add_fact(self, text: str) -> bool:
-        return self.chat is not None and self._memory_call(lambda: self.chat.remember(text, pinned=False),
-                                                           "Added to what the companions remember.")
+        return self.chat is not None and self._memory_call(
+            lambda: self.chat.remember(text, pinned=False), "Added to what the companions remember."
+        )
 
     def remember_message(self, mid: int) -> bool:
         """The user pins a message: it becomes a pinned fact of this group."""
         return self.chat is not None and self._memory_call(
-            lambda: self.chat.remember("", message_id=mid), "Pinned: the companions will remember this.")
+            lambda: self.chat.remember("", message_id=mid),
+            "Pinned: the companions will remember this.",
+        )
 
     def edit_fact(self, fid: int, text: str) -> bool:
-        return self._memory_call(lambda: self.store.update_memory(fid, text=check_fact(text)), "Fact updated.")
+        return self._memory_call(
+            lambda: self.store.update_memory(fid, text=check_fact(text)), "Fact updated."
+        )
 
     def pin_fact(self, fid: int, pinned: bool) -> bool:
-        return self._memory_call(lambda: self.store.update_memory(fid, pinned=pinned),
-                                 "Pinned." if pinned else "Unpinned.")
+        return self._memory_call(
+            lambda: self.store.update_memory(fid, pinned=pinned),
+            "Pinned." if pinned else "Unpinned.",
+        )
 
     def forget_fact(self, fid: int) -> bool:
         return self._memory_call(lambda: self.store.delete_memory(fid), "Forgotten.")
@@ -86,24 +92,41 @@ class MemoryActions:
 
     def add_lore_entry(self, entry: dict[str, Any]) -> int | None:
         """Add an entry (editor fields, checked like a card's) to the open group's book; its id."""
+
         def add(group: str) -> int:
             e = check_entry(entry)
             if len(self.store.lore_entries(group)) >= MAX_ENTRIES:
-                raise InputError(f"A lorebook holds at most {MAX_ENTRIES} entries; delete one first.")
+                raise InputError(
+                    f"A lorebook holds at most {MAX_ENTRIES} entries; delete one first."
+                )
             return self.store.add_lore_entry(group, e)
+
         return self._lore_call(add, "Lorebook entry added.")
 
     def edit_lore_entry(self, eid: int, entry: dict[str, Any]) -> bool:
-        return bool(self._lore_call(lambda _g: self.store.update_lore_entry(eid, check_entry(entry)),
-                                    "Lorebook entry saved."))
+        return bool(
+            self._lore_call(
+                lambda _g: self.store.update_lore_entry(eid, check_entry(entry)),
+                "Lorebook entry saved.",
+            )
+        )
 
     def delete_lore_entry(self, eid: int) -> bool:
-        return bool(self._lore_call(lambda _g: self.store.delete_lore_entry(eid), "Lorebook entry deleted."))
+        return bool(
+            self._lore_call(lambda _g: self.store.delete_lore_entry(eid), "Lorebook entry deleted.")
+        )
 
     def set_lorebook_settings(self, scan_depth: int, token_budget: int) -> bool:
-        return bool(self._lore_call(lambda g: self.store.set_lorebook_settings(
-            g, scan_depth=max(0, min(int(scan_depth), MAX_SCAN_DEPTH)),
-            token_budget=max(0, min(int(token_budget), MAX_BUDGET))), "Lorebook settings saved."))
+        return bool(
+            self._lore_call(
+                lambda g: self.store.set_lorebook_settings(
+                    g,
+                    scan_depth=max(0, min(int(scan_depth), MAX_SCAN_DEPTH)),
+                    token_budget=max(0, min(int(token_budget), MAX_BUDGET)),
+                ),
+                "Lorebook settings saved.",
+            )
+        )
 
 
 def _group_lorebook(name: str) -> dict[str, Any] | None:

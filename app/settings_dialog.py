@@ -6,16 +6,29 @@ import json
 import os
 from dataclasses import replace
 
-from PySide6.QtCore import QUrl, Qt, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
-                               QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QSpinBox, QVBoxLayout, QWidget)
-
-from engine.errors import MascotError
-from engine.paths import assets_dir, user_dir
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.data import export_all
+from engine.errors import MascotError
+from engine.paths import assets_dir, user_dir
 
 from . import widgets
 from .config import CONTEXT_SIZES, HISTORY_SIZES, AppSettings
@@ -39,7 +52,7 @@ def regions() -> list[tuple[str, str]]:
 
 
 class SettingsDialog(QDialog):
-    exported = Signal(str)      # path of the zip
+    exported = Signal(str)  # path of the zip
     deleted = Signal()
 
     def __init__(self, session: ChatSession, parent: QWidget | None = None):
@@ -65,18 +78,22 @@ class SettingsDialog(QDialog):
         for n in HISTORY_SIZES:
             self.history.addItem(f"Last {n:,} tokens" if n else "All that fits the context", n)
         self.history.setCurrentIndex(max(0, self.history.findData(s.history_tokens)))
-        self.history.setToolTip("How much of the recent conversation each companion reads before it "
-                                "replies. Less is faster late in long conversations; 2,048 tokens is "
-                                "about the last dozen rounds.")
+        self.history.setToolTip(
+            "How much of the recent conversation each companion reads before it "
+            "replies. Less is faster late in long conversations; 2,048 tokens is "
+            "about the last dozen rounds."
+        )
         pf.addRow("CPU threads", self.threads)
         pf.addRow("Context size", self.context)
         pf.addRow("", self._hint("Changing these reloads the model before the next message."))
         pf.addRow("Companions remember", self.history)
         self.memory = QCheckBox("Use memory: lorebooks, facts about you, earlier messages")
         self.memory.setChecked(s.memory)
-        self.memory.setToolTip("Companions read a short note before their turn with what their "
-                               "lorebooks, the remembered facts (View → Memory) and your earlier "
-                               "messages say about the conversation. Off: only the recent conversation.")
+        self.memory.setToolTip(
+            "Companions read a short note before their turn with what their "
+            "lorebooks, the remembered facts (View → Memory) and your earlier "
+            "messages say about the conversation. Off: only the recent conversation."
+        )
         pf.addRow("", self.memory)
 
         replies = QGroupBox("Replies")
@@ -116,10 +133,14 @@ class SettingsDialog(QDialog):
         self.folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.folder.setWordWrap(True)
         open_button = QPushButton("Open folder")
-        open_button.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(user_dir()))))
+        open_button.clicked.connect(
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(user_dir())))
+        )
         where.addWidget(self.folder, 1)
         where.addWidget(open_button)
-        df.addWidget(self._hint("Everything Mascot stores (conversations, personas, models you add) is in:"))
+        df.addWidget(
+            self._hint("Everything Mascot stores (conversations, personas, models you add) is in:")
+        )
         df.addLayout(where)
         actions = QHBoxLayout()
         export_button = QPushButton("Export all data…")
@@ -141,7 +162,9 @@ class SettingsDialog(QDialog):
 
         for w in (perf, replies, you, box):
             lay.addWidget(w)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.button(QDialogButtonBox.StandardButton.Save).setObjectName("Primary")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -159,11 +182,18 @@ class SettingsDialog(QDialog):
         self.max_tokens.setEnabled(on)
 
     def values(self) -> AppSettings:
-        return replace(self.session.settings, threads=self.threads.value(),
-                       context_size=self.context.currentData(), history_tokens=self.history.currentData(),
-                       override_sampling=self.override.isChecked(), memory=self.memory.isChecked(),
-                       temperature=round(self.temperature.value(), 2), max_tokens=self.max_tokens.value(),
-                       user_name=self.user_name.text().strip() or "User", region=self.region.currentData())
+        return replace(
+            self.session.settings,
+            threads=self.threads.value(),
+            context_size=self.context.currentData(),
+            history_tokens=self.history.currentData(),
+            override_sampling=self.override.isChecked(),
+            memory=self.memory.isChecked(),
+            temperature=round(self.temperature.value(), 2),
+            max_tokens=self.max_tokens.value(),
+            user_name=self.user_name.text().strip() or "User",
+            region=self.region.currentData(),
+        )
 
     def accept(self) -> None:
         self.session.apply_settings(self.values())
@@ -190,9 +220,13 @@ class SettingsDialog(QDialog):
 
     def confirm_delete(self) -> None:
         extra = " and the models you downloaded" if self.delete_models.isChecked() else ""
-        if widgets.ask(self, "Delete all data",
-                       f"Delete every conversation, remembered fact, imported persona and log{extra} from this computer? "
-                       "This cannot be undone.", "Delete everything"):
+        if widgets.ask(
+            self,
+            "Delete all data",
+            "Delete every conversation, remembered fact, imported persona and "
+            f"log{extra} from this computer? This cannot be undone.",
+            "Delete everything",
+        ):
             self.delete_all()
 
     def delete_all(self) -> None:

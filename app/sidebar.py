@@ -6,9 +6,20 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QListView, QMenu,
-                               QPushButton, QStyle, QStyledItemDelegate, QStyleOptionViewItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QMenu,
+    QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.persona_files import list_sets
 
@@ -41,9 +52,11 @@ class ConversationDelegate(QStyledItemDelegate):
         p.setPen(QColor(theme.TEXT))
         text_r = r.adjusted(12, 7, -10, -7)
         fm = p.fontMetrics()
-        p.drawText(QRect(text_r.left(), text_r.top(), text_r.width(), fm.height()),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   fm.elidedText(row["title"], Qt.TextElideMode.ElideRight, text_r.width()))
+        p.drawText(
+            QRect(text_r.left(), text_r.top(), text_r.width(), fm.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            fm.elidedText(row["title"], Qt.TextElideMode.ElideRight, text_r.width()),
+        )
         sub_font = QFont(option.font)
         sub_font.setPointSizeF(max(7.5, option.font.pointSizeF() - 1.5))
         p.setFont(sub_font)
@@ -51,15 +64,17 @@ class ConversationDelegate(QStyledItemDelegate):
         n = row.get("n_messages", 0)
         sub = f"{row['group_name']} · {n} message{'s' * (n != 1)} · {when(row['updated'])}"
         fm2 = p.fontMetrics()
-        p.drawText(QRect(text_r.left(), text_r.bottom() - fm2.height(), text_r.width(), fm2.height()),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   fm2.elidedText(sub, Qt.TextElideMode.ElideRight, text_r.width()))
+        p.drawText(
+            QRect(text_r.left(), text_r.bottom() - fm2.height(), text_r.width(), fm2.height()),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            fm2.elidedText(sub, Qt.TextElideMode.ElideRight, text_r.width()),
+        )
         p.restore()
 
 
 class Sidebar(QWidget):
-    new_requested = Signal(str)           # persona set name
-    open_requested = Signal(int)          # conversation id
+    new_requested = Signal(str)  # persona set name
+    open_requested = Signal(int)  # conversation id
     delete_requested = Signal(int)
     export_requested = Signal(int)
     models_requested = Signal()
@@ -98,7 +113,9 @@ class Sidebar(QWidget):
         self.search.setObjectName("Search")
         self.search.setPlaceholderText("Search conversations")
         self.search.setClearButtonEnabled(True)
-        self.search.addAction(icons.icon("search", theme.FAINT), QLineEdit.ActionPosition.LeadingPosition)
+        self.search.addAction(
+            icons.icon("search", theme.FAINT), QLineEdit.ActionPosition.LeadingPosition
+        )
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(200)
@@ -129,8 +146,10 @@ class Sidebar(QWidget):
         self.empty.hide()
         lay.addWidget(self.empty)
 
-        for text, icon_name, signal in (("Models", "cpu", self.models_requested),
-                                        ("Settings", "settings", self.settings_requested)):
+        for text, icon_name, signal in (
+            ("Models", "cpu", self.models_requested),
+            ("Settings", "settings", self.settings_requested),
+        ):
             b = widgets.icon_button(icon_name, text, color=theme.TEXT, object_name="SideLink")
             b.setText(f"  {text}")
             b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -157,7 +176,7 @@ class Sidebar(QWidget):
     def select(self, cid: int | None) -> None:
         self.current = cid
         if self.model.row_of(cid) < 0 and self.search.text():
-            self.search.blockSignals(True)   # the open conversation is always listed
+            self.search.blockSignals(True)  # the open conversation is always listed
             self.search.clear()
             self.search.blockSignals(False)
             self._search_timer.stop()
@@ -194,9 +213,12 @@ class Sidebar(QWidget):
     def confirm_delete(self, cid: int) -> None:
         row = self.model.rows[self.model.row_of(cid)] if self.model.row_of(cid) >= 0 else None
         title = row["title"] if row else "this conversation"
-        if widgets.ask(self, "Delete conversation",
-                       f"Delete “{title}” and all its messages from this computer? This cannot be undone.",
-                       "Delete"):
+        if widgets.ask(
+            self,
+            "Delete conversation",
+            f"Delete “{title}” and all its messages from this computer? This cannot be undone.",
+            "Delete",
+        ):
             self.delete_requested.emit(cid)
 
     def _menu(self, pos: Any) -> None:

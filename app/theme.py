@@ -172,14 +172,21 @@ def apply(app: QApplication) -> None:
     """Fusion style, a light palette and the style sheet (same look on every platform)."""
     app.setStyle(QStyleFactory.create("Fusion"))
     pal = QPalette()
-    for role, color in ((QPalette.ColorRole.Window, CANVAS), (QPalette.ColorRole.Base, SURFACE),
-                        (QPalette.ColorRole.AlternateBase, CANVAS), (QPalette.ColorRole.Text, TEXT),
-                        (QPalette.ColorRole.WindowText, TEXT), (QPalette.ColorRole.ButtonText, TEXT),
-                        (QPalette.ColorRole.Button, SURFACE), (QPalette.ColorRole.Highlight, ACCENT),
-                        (QPalette.ColorRole.HighlightedText, "#ffffff"),
-                        (QPalette.ColorRole.Link, ACCENT), (QPalette.ColorRole.ToolTipBase, SURFACE),
-                        (QPalette.ColorRole.ToolTipText, TEXT),
-                        (QPalette.ColorRole.PlaceholderText, FAINT)):
+    for role, color in (
+        (QPalette.ColorRole.Window, CANVAS),
+        (QPalette.ColorRole.Base, SURFACE),
+        (QPalette.ColorRole.AlternateBase, CANVAS),
+        (QPalette.ColorRole.Text, TEXT),
+        (QPalette.ColorRole.WindowText, TEXT),
+        (QPalette.ColorRole.ButtonText, TEXT),
+        (QPalette.ColorRole.Button, SURFACE),
+        (QPalette.ColorRole.Highlight, ACCENT),
+        (QPalette.ColorRole.HighlightedText, "#ffffff"),
+        (QPalette.ColorRole.Link, ACCENT),
+        (QPalette.ColorRole.ToolTipBase, SURFACE),
+        (QPalette.ColorRole.ToolTipText, TEXT),
+        (QPalette.ColorRole.PlaceholderText, FAINT),
+    ):
         pal.setColor(role, QColor(color))
     pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor(DISABLED))
     pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor(DISABLED))

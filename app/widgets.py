@@ -8,8 +8,18 @@ from typing import Any
 
 from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QLabel, QListView, QMessageBox,
-                               QSizePolicy, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMessageBox,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.safety import localise_contact, localise_name
 
@@ -17,8 +27,16 @@ from . import icons, theme
 from .item_models import ROW
 
 
-def icon_button(name: str, tooltip: str, *, color: str = theme.MUTED, checkable: bool = False,
-                object_name: str = "", size: int = 18, parent: QWidget | None = None) -> QToolButton:
+def icon_button(
+    name: str,
+    tooltip: str,
+    *,
+    color: str = theme.MUTED,
+    checkable: bool = False,
+    object_name: str = "",
+    size: int = 18,
+    parent: QWidget | None = None,
+) -> QToolButton:
     b = QToolButton(parent)
     b.setIcon(icons.icon(name, color, theme.ACCENT if checkable else None))
     b.setIconSize(QSize(size, size))
@@ -99,8 +117,10 @@ class Banner(QFrame):
         bg, border, accent, icon_name = self.STYLES[kind]
         self.kind = kind
         self.setObjectName(f"Banner_{kind}")
-        self.setStyleSheet(f"#Banner_{kind} {{ background: {bg}; border: 1px solid {border}; border-radius: 12px; }}"
-                           f"#Banner_{kind} QLabel {{ background: transparent; border: none; }}")
+        self.setStyleSheet(
+            f"#Banner_{kind} {{ background: {bg}; border: 1px solid {border}; border-radius: 12px; }}"
+            f"#Banner_{kind} QLabel {{ background: transparent; border: none; }}"
+        )
         row = QHBoxLayout(self)
         row.setContentsMargins(14, 10, 8, 10)
         row.setSpacing(12)
@@ -142,10 +162,12 @@ def resources_html(resources: list[dict], lang: str = "en") -> str:
     items = []
     for r in resources[:5]:
         contact = localise_contact(r.get("contact", ""), lang)
-        line = f"<b>{html.escape(localise_name(r.get('name', ''), lang))}</b> — {html.escape(contact)}"
+        line = (
+            f"<b>{html.escape(localise_name(r.get('name', ''), lang))}</b> — {html.escape(contact)}"
+        )
         url = r.get("url")
         if url and url.startswith(("https://", "http://")):
-            line += f" · <a href=\"{html.escape(url)}\">{html.escape(url.split('://', 1)[1].rstrip('/'))}</a>"
+            line += f' · <a href="{html.escape(url)}">{html.escape(url.split("://", 1)[1].rstrip("/"))}</a>'
         items.append(line)
     return "<br>".join(items)
 
@@ -194,13 +216,18 @@ class TypingLine(QWidget):
 
     def _render(self) -> None:
         base = self._text.rstrip("…")
-        self.label.setText(base + "." * (self._phase + 1) + " " * (2 - self._phase) if base != self._text
-                           else self._text)
+        self.label.setText(
+            base + "." * (self._phase + 1) + " " * (2 - self._phase)
+            if base != self._text
+            else self._text
+        )
 
 
 def ask(parent: QWidget | None, title: str, text: str, ok_text: str) -> bool:
     """A yes/no question whose 'yes' is a destructive action; Cancel is the default."""
-    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent)
+    box = QMessageBox(
+        QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton, parent
+    )
     ok = box.addButton(ok_text, QMessageBox.ButtonRole.DestructiveRole)
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
@@ -215,8 +242,11 @@ def card_paths(mime: QMimeData) -> list[str]:
     """Local .png/.json files in a drag's data (Character Cards, personas, persona sets)."""
     if not mime.hasUrls():
         return []
-    return [u.toLocalFile() for u in mime.urls()
-            if u.isLocalFile() and u.toLocalFile().lower().endswith(CARD_SUFFIXES)]
+    return [
+        u.toLocalFile()
+        for u in mime.urls()
+        if u.isLocalFile() and u.toLocalFile().lower().endswith(CARD_SUFFIXES)
+    ]
 
 
 class CardDropTarget:

@@ -12,8 +12,17 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QMainWindow, QMessageBox,
-                               QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME
@@ -27,37 +36,46 @@ from .composer import Composer
 from .config import AppSettings
 from .diagnostics_dialog import DiagnosticsDialog
 from .director_panel import DirectorPanel
-from .memory_panel import MemoryPanel
 from .group_panel import POLICIES, GroupPanel
 from .lorebook_dialog import LorebookDialog
+from .memory_panel import MemoryPanel
 from .models_dialog import ModelsDialog
 from .notify import Notifier
 from .session import ChatSession
 from .settings_dialog import SettingsDialog
 from .sidebar import Sidebar
-from .widgets import CardDropTarget, Banner, icon_button, resources_html
+from .widgets import Banner, CardDropTarget, icon_button, resources_html
 
 # The crisis banner's own words, in the language the user wrote in (the number, resources and
 # disclosure come with the safety event).
 CRISIS_TEXT = {
-    "en": {"emergency": "This is an emergency.", "support": "You deserve support right now. Real people can help:",
-           "call_first": "Call before anything else, or ask someone near you to call. If someone else is in "
-                         "danger, call for them."},
-    "de": {"emergency": "Das ist ein Notfall.", "support": "Du verdienst jetzt Unterstützung. Echte Menschen "
-                                                           "können helfen:",
-           "call_first": "Ruf an, bevor du irgendetwas anderes tust, oder bitte jemanden in deiner Nähe "
-                         "anzurufen. Wenn jemand anderes in Gefahr ist, ruf für diese Person an."},
-    "fr": {"emergency": "C'est une urgence.", "support": "Tu mérites du soutien maintenant. De vraies personnes "
-                                                         "peuvent t'aider :",
-           "call_first": "Appelle avant toute autre chose, ou demande à quelqu'un près de toi d'appeler. Si "
-                         "quelqu'un d'autre est en danger, appelle pour cette personne."},
+    "en": {
+        "emergency": "This is an emergency.",
+        "support": "You deserve support right now. Real people can help:",
+        "call_first": "Call before anything else, or ask someone near you to call. If someone else is in "
+        "danger, call for them.",
+    },
+    "de": {
+        "emergency": "Das ist ein Notfall.",
+        "support": "Du verdienst jetzt Unterstützung. Echte Menschen können helfen:",
+        "call_first": "Ruf an, bevor du irgendetwas anderes tust, oder bitte jemanden in deiner Nähe "
+        "anzurufen. Wenn jemand anderes in Gefahr ist, ruf für diese Person an.",
+    },
+    "fr": {
+        "emergency": "C'est une urgence.",
+        "support": "Tu mérites du soutien maintenant. De vraies personnes peuvent t'aider :",
+        "call_first": "Appelle avant toute autre chose, ou demande à quelqu'un près de toi d'appeler. Si "
+        "quelqu'un d'autre est en danger, appelle pour cette personne.",
+    },
 }
 
 # The first-run choice (docs/models.md): the bundled model now, or a model that fits this computer.
-FIRST_RUN_MODELS = ("Mascot starts on its small bundled model (SmolLM2 135M): it runs on any computer, but "
-                    "its replies are often generic. <a href=\"get\">Get a model that fits this computer</a> "
-                    "for real conversations, or <a href=\"try\">try the bundled one now</a>. "
-                    "(Later: Tools → Models → Get models.)")
+FIRST_RUN_MODELS = (
+    "Mascot starts on its small bundled model (SmolLM2 135M): it runs on any computer, but "
+    'its replies are often generic. <a href="get">Get a model that fits this computer</a> '
+    'for real conversations, or <a href="try">try the bundled one now</a>. '
+    "(Later: Tools → Models → Get models.)"
+)
 
 
 class ChatHeader(QFrame):
@@ -82,8 +100,9 @@ class ChatHeader(QFrame):
         row.addSpacing(4)
         row.addLayout(col, 1)
         self.group_toggle = icon_button("users", "Show the group panel", checkable=True, size=19)
-        self.director_toggle = icon_button("director", "Show the Director panel: why each companion spoke",
-                                           checkable=True, size=19)
+        self.director_toggle = icon_button(
+            "director", "Show the Director panel: why each companion spoke", checkable=True, size=19
+        )
         row.addWidget(self.group_toggle)
         row.addWidget(self.director_toggle)
 
@@ -104,8 +123,13 @@ class ChatHeader(QFrame):
 
 
 class MainWindow(CardDropTarget, QMainWindow):
-    def __init__(self, settings: AppSettings | None = None, *, notifier: Notifier | None = None,
-                 store: Store | None = None):
+    def __init__(
+        self,
+        settings: AppSettings | None = None,
+        *,
+        notifier: Notifier | None = None,
+        store: Store | None = None,
+    ):
         super().__init__()
         self.setWindowTitle("Mascot")
         self.setWindowIcon(icons.app_icon())
@@ -120,8 +144,9 @@ class MainWindow(CardDropTarget, QMainWindow):
         self._restore()
         self.session.start()
         if not self.session.settings.disclosure_seen:
-            self.disclosure.show_message("Before you start",
-                                         html.escape(f"{DISCLOSURE} {SCREENING_NOTE}"))
+            self.disclosure.show_message(
+                "Before you start", html.escape(f"{DISCLOSURE} {SCREENING_NOTE}")
+            )
             self.models_banner.show_message("Choose a model", FIRST_RUN_MODELS)
 
     # -- building ---------------------------------------------------------------------------------
@@ -194,19 +219,31 @@ class MainWindow(CardDropTarget, QMainWindow):
         file_menu = bar.addMenu("&File")
         self._action(file_menu, "New conversation", "Ctrl+N", self.new_conversation)
         self._action(file_menu, "Import Character Card…", "Ctrl+I", self.group_panel.import_dialog)
-        self._action(file_menu, "Export conversation…", "Ctrl+E", lambda: self.export_conversation(self.session.cid))
+        self._action(
+            file_menu,
+            "Export conversation…",
+            "Ctrl+E",
+            lambda: self.export_conversation(self.session.cid),
+        )
         file_menu.addSeparator()
         self._action(file_menu, "Quit", QKeySequence.StandardKey.Quit, self.close)
         view = bar.addMenu("&View")
         self.group_action = self._action(view, "Group panel", "Ctrl+G", None, checkable=True)
         self.director_action = self._action(view, "Director panel", "Ctrl+D", None, checkable=True)
-        self.memory_action = self._action(view, "Memory: what they know about you", "Ctrl+Shift+M", None,
-                                          checkable=True)
-        self._action(view, "Search conversations", QKeySequence.StandardKey.Find,
-                     lambda: self.sidebar.search.setFocus())
+        self.memory_action = self._action(
+            view, "Memory: what they know about you", "Ctrl+Shift+M", None, checkable=True
+        )
+        self._action(
+            view,
+            "Search conversations",
+            QKeySequence.StandardKey.Find,
+            lambda: self.sidebar.search.setFocus(),
+        )
         tools = bar.addMenu("&Tools")
         self._action(tools, "Models…", "Ctrl+M", self.open_models)
-        self.lorebook_action = self._action(tools, "Group lorebook…", "Ctrl+Shift+L", self.open_lorebook)
+        self.lorebook_action = self._action(
+            tools, "Group lorebook…", "Ctrl+Shift+L", self.open_lorebook
+        )
         self._action(tools, "Settings…", "Ctrl+,", self.open_settings)
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "Diagnostics…", None, self.open_diagnostics)
@@ -214,7 +251,9 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.stop_shortcut = QShortcut(QKeySequence("Esc"), self, activated=self.session.stop)
         self.stop_shortcut.setEnabled(False)  # only while a round runs (Esc also cancels an edit)
 
-    def _action(self, menu: Any, text: str, shortcut: Any, slot: Any, checkable: bool = False) -> QAction:
+    def _action(
+        self, menu: Any, text: str, shortcut: Any, slot: Any, checkable: bool = False
+    ) -> QAction:
         act = menu.addAction(text)
         if shortcut is not None:
             act.setShortcut(QKeySequence(shortcut))
@@ -250,8 +289,10 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.disclosure.closed.connect(self._disclosure_seen)
         self.models_banner.body.setOpenExternalLinks(False)
         self.models_banner.body.linkActivated.connect(self.first_run_choice)
-        for toggle, action, panel in ((self.header.group_toggle, self.group_action, self.group_panel),
-                                      (self.header.director_toggle, self.director_action, self.director_panel)):
+        for toggle, action, panel in (
+            (self.header.group_toggle, self.group_action, self.group_panel),
+            (self.header.director_toggle, self.director_action, self.director_panel),
+        ):
             toggle.toggled.connect(action.setChecked)
             action.toggled.connect(toggle.setChecked)
             action.toggled.connect(lambda on, p=panel: self._show_panel(p, on))
@@ -288,7 +329,9 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.header.set_group(conv.get("title", ""), chat.members, chat.muted, chat.settings.policy)
         title, description = _group_info(chat.group.name, conv.get("title", ""))
         self.chat_view.empty.set_group(title, description, chat.members)
-        self.composer.set_placeholder(f"Message {', '.join(chat.names[:3])}{'…' if len(chat.names) > 3 else ''}")
+        self.composer.set_placeholder(
+            f"Message {', '.join(chat.names[:3])}{'…' if len(chat.names) > 3 else ''}"
+        )
         models = sorted({p.model or BUNDLED_NAME for p in chat.members})
         self.model_label.setText(f"Model: {', '.join(models)}  ·  runs on this computer")
 
@@ -299,10 +342,16 @@ class MainWindow(CardDropTarget, QMainWindow):
 
     def _show_panel(self, panel: QWidget, on: bool) -> None:
         panel.setVisible(on)
-        self.side.setVisible(self.group_action.isChecked() or self.director_action.isChecked()
-                             or self.memory_action.isChecked())
+        self.side.setVisible(
+            self.group_action.isChecked()
+            or self.director_action.isChecked()
+            or self.memory_action.isChecked()
+        )
         st = self.session.settings
-        st.show_group, st.show_director = self.group_action.isChecked(), self.director_action.isChecked()
+        st.show_group, st.show_director = (
+            self.group_action.isChecked(),
+            self.director_action.isChecked(),
+        )
         st.show_memory = self.memory_action.isChecked()
 
     def _disclosure_seen(self) -> None:
@@ -332,8 +381,10 @@ class MainWindow(CardDropTarget, QMainWindow):
         body += f"<br><span style='color:{theme.MUTED}'>{html.escape(note)}</span>"
         self.disclosure.hide()  # the crisis banner repeats it
         if call:
-            first = (f"<span style='font-size:16pt; font-weight:700; color:{theme.DANGER}'>"
-                     f"{html.escape(call['text'])}</span><br>{html.escape(words['call_first'])}<br><br>")
+            first = (
+                f"<span style='font-size:16pt; font-weight:700; color:{theme.DANGER}'>"
+                f"{html.escape(call['text'])}</span><br>{html.escape(words['call_first'])}<br><br>"
+            )
             self.crisis.show_message(words["emergency"], first + body)
         else:
             self.crisis.show_message(words["support"], body)
@@ -380,17 +431,22 @@ class MainWindow(CardDropTarget, QMainWindow):
         if cid is None:
             return
         title = self.session.store.conversation(cid)["title"]
-        path, chosen = QFileDialog.getSaveFileName(self, "Export conversation", f"{title}.md",
-                                                   "Markdown (*.md);;JSON (*.json)")
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export conversation", f"{title}.md", "Markdown (*.md);;JSON (*.json)"
+        )
         if path:
             self.export_conversation_to(cid, path)
 
     def export_conversation_to(self, cid: int, path: str) -> None:
         import json
+
         store = self.session.store
         try:
-            text = (json.dumps(store.export_json(cid), indent=2, ensure_ascii=False, default=str)
-                    if path.lower().endswith(".json") else store.export_markdown(cid))
+            text = (
+                json.dumps(store.export_json(cid), indent=2, ensure_ascii=False, default=str)
+                if path.lower().endswith(".json")
+                else store.export_markdown(cid)
+            )
             Path(path).write_text(text, encoding="utf-8")
         except (OSError, MascotError) as e:
             self.notifier.error(f"Could not export the conversation: {e}")
@@ -402,9 +458,12 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.diagnostics.show()
 
     def about(self) -> None:
-        QMessageBox.about(self, "About Mascot",
-                          "<b>Mascot</b> — a private group chat with AI companions, running entirely on "
-                          f"this computer.<br><br>{html.escape(DISCLOSURE)}")
+        QMessageBox.about(
+            self,
+            "About Mascot",
+            "<b>Mascot</b> — a private group chat with AI companions, running entirely on "
+            f"this computer.<br><br>{html.escape(DISCLOSURE)}",
+        )
 
     # -- closing --------------------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

@@ -73,8 +73,12 @@ class GeneratorWorker(Worker):
 
 class CallWorker(Worker):
     def work(self) -> Any:
-        return self.fn(*self.args, progress=lambda *a: self.item.emit(a),
-                       cancel=self.cancel_event, **self.kwargs)
+        return self.fn(
+            *self.args,
+            progress=lambda *a: self.item.emit(a),
+            cancel=self.cancel_event,
+            **self.kwargs,
+        )
 
 
 class _Thread(QThread):

@@ -12,13 +12,23 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "GroupChat": "engine.chat.group", "ChatSettings": "engine.chat.settings", "Event": "engine.chat.events",
-    "TranscriptItem": "engine.reply.prompts", "default_backend_factory": "engine.chat.backends",
-    "Persona": "engine.personas", "PersonaSet": "engine.personas", "load_set": "engine.persona_files",
-    "list_sets": "engine.persona_files", "persona_from_dict": "engine.personas",
-    "Store": "engine.storage", "ModelRegistry": "engine.models.registry", "inspect_gguf": "engine.models.registry",
-    "bundled_model_path": "engine.models.registry", "RuntimePool": "engine.llm.runtime",
-    "GenRequest": "engine.llm.backend", "FakeBackend": "engine.llm.backend",
+    "GroupChat": "engine.chat.group",
+    "ChatSettings": "engine.chat.settings",
+    "Event": "engine.chat.events",
+    "TranscriptItem": "engine.reply.prompts",
+    "default_backend_factory": "engine.chat.backends",
+    "Persona": "engine.personas",
+    "PersonaSet": "engine.personas",
+    "load_set": "engine.persona_files",
+    "list_sets": "engine.persona_files",
+    "persona_from_dict": "engine.personas",
+    "Store": "engine.storage",
+    "ModelRegistry": "engine.models.registry",
+    "inspect_gguf": "engine.models.registry",
+    "bundled_model_path": "engine.models.registry",
+    "RuntimePool": "engine.llm.runtime",
+    "GenRequest": "engine.llm.backend",
+    "FakeBackend": "engine.llm.backend",
     "MascotError": "engine.errors",
 }
 

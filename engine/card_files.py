@@ -12,11 +12,23 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from engine.cards import (AVATAR_SIZE, MAX_CARD_BYTES, PNG_SIGNATURE, SPEC_VERSIONS, V2, V3, check_card_nesting, one_line, card_from_persona, persona_from_card)
+from engine.cards import (
+    AVATAR_SIZE,
+    MAX_CARD_BYTES,
+    PNG_SIGNATURE,
+    SPEC_VERSIONS,
+    V2,
+    V3,
+    card_from_persona,
+    check_card_nesting,
+    one_line,
+    persona_from_card,
+)
 from engine.errors import CardError
 from engine.personas import Persona
 
 # -- files ------------------------------------------------------------------------------------
+
 
 def _stat(path: Path) -> int:
     try:
@@ -28,8 +40,10 @@ def _stat(path: Path) -> int:
     if path.is_dir():
         raise CardError(f"{path}: is a folder; give the path of a .json or .png character card.")
     if st.st_size > MAX_CARD_BYTES:
-        raise CardError(f"{path}: {st.st_size} bytes is too large for a character card "
-                        f"(limit {MAX_CARD_BYTES // (1024 * 1024)} MB).")
+        raise CardError(
+            f"{path}: {st.st_size} bytes is too large for a character card "
+            f"(limit {MAX_CARD_BYTES // (1024 * 1024)} MB)."
+        )
     if st.st_size == 0:
         raise CardError(f"{path}: the file is empty; export the card again from SillyTavern.")
     return st.st_size
@@ -45,11 +59,14 @@ def _json_from_bytes(raw: bytes, path: Path, what: str) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise CardError(f"{path}: {what} is not valid JSON (line {e.lineno}, column {e.colno}: "
-                        f"{e.msg}); export the card again.") from None
+        raise CardError(
+            f"{path}: {what} is not valid JSON (line {e.lineno}, column {e.colno}: "
+            f"{e.msg}); export the card again."
+        ) from None
     except RecursionError:
-        raise CardError(f"{path}: {what} is nested too deeply to read; this is not a usable "
-                        "character card.") from None
+        raise CardError(
+            f"{path}: {what} is nested too deeply to read; this is not a usable character card."
+        ) from None
     check_card_nesting(data, str(path))
     return data
 
@@ -59,18 +76,22 @@ def _inflate(data: bytes, path: Path, kw: str) -> bytes:
     try:
         out = d.decompress(data, MAX_CARD_BYTES + 1)
     except zlib.error:
-        raise CardError(f"{path}: the compressed '{kw}' chunk is corrupt; "
-                        "export the card again.") from None
+        raise CardError(
+            f"{path}: the compressed '{kw}' chunk is corrupt; export the card again."
+        ) from None
     if len(out) > MAX_CARD_BYTES or d.unconsumed_tail:
-        raise CardError(f"{path}: the '{kw}' chunk unpacks to more than "
-                        f"{MAX_CARD_BYTES // (1024 * 1024)} MB; this is not a usable card.")
+        raise CardError(
+            f"{path}: the '{kw}' chunk unpacks to more than "
+            f"{MAX_CARD_BYTES // (1024 * 1024)} MB; this is not a usable card."
+        )
     return out
 
 
 def _chunk_payload(ctype: bytes, chunk: bytes, path: Path, kw: str) -> bytes:
     """The text of a tEXt/zTXt/iTXt chunk, as bytes."""
-    bad = CardError(f"{path}: the '{kw}' {ctype.decode('ascii')} chunk is malformed; "
-                    "export the card again.")
+    bad = CardError(
+        f"{path}: the '{kw}' {ctype.decode('ascii')} chunk is malformed; export the card again."
+    )
     rest = chunk.split(b"\0", 1)[1]
     if ctype == b"tEXt":
         return rest
@@ -102,28 +123,36 @@ def _card_from_payload(payload: bytes, path: Path, kw: str) -> Any:
     try:
         decoded = base64.b64decode(b64, validate=True)
     except (binascii.Error, ValueError):
-        raise CardError(f"{path}: the '{kw}' text chunk is not valid base64; "
-                        "export the card again from SillyTavern.") from None
+        raise CardError(
+            f"{path}: the '{kw}' text chunk is not valid base64; "
+            "export the card again from SillyTavern."
+        ) from None
     return _json_from_bytes(decoded, path, f"the card data in the '{kw}' chunk")
 
 
 def _card_from_png(raw: bytes, path: Path) -> Any:
     if not raw.startswith(PNG_SIGNATURE):
-        raise CardError(f"{path}: not a PNG image (bad signature); "
-                        "use a PNG or JSON character card exported from SillyTavern.")
+        raise CardError(
+            f"{path}: not a PNG image (bad signature); "
+            "use a PNG or JSON character card exported from SillyTavern."
+        )
     pos, found, ended = len(PNG_SIGNATURE), {}, False
     while pos < len(raw):
         if pos + 8 > len(raw):
-            raise CardError(f"{path}: the PNG is truncated (a chunk header at byte {pos} is cut "
-                            "off); download or export the card again.")
-        length, ctype = struct.unpack(">I4s", raw[pos:pos + 8])
+            raise CardError(
+                f"{path}: the PNG is truncated (a chunk header at byte {pos} is cut "
+                "off); download or export the card again."
+            )
+        length, ctype = struct.unpack(">I4s", raw[pos : pos + 8])
         label = ctype.decode("ascii") if ctype.isalpha() else ctype.hex()
         end = pos + 12 + length
         if end > len(raw):
-            raise CardError(f"{path}: the PNG is truncated (chunk '{label}' at byte {pos} is cut "
-                            "off); download or export the card again.")
+            raise CardError(
+                f"{path}: the PNG is truncated (chunk '{label}' at byte {pos} is cut "
+                "off); download or export the card again."
+            )
         if ctype in (b"tEXt", b"zTXt", b"iTXt"):
-            chunk = raw[pos + 8:pos + 8 + length]
+            chunk = raw[pos + 8 : pos + 8 + length]
             if b"\0" in chunk:
                 kw = chunk.split(b"\0", 1)[0].decode("latin-1").strip().lower()
                 if kw in ("chara", "ccv3") and kw not in found:
@@ -134,10 +163,14 @@ def _card_from_png(raw: bytes, path: Path) -> Any:
             break
     if not found:
         if not ended:
-            raise CardError(f"{path}: the PNG is truncated (it ends before the IEND chunk); "
-                            "download or export the card again.")
-        raise CardError(f"{path}: the PNG has no character card data (no 'chara' text chunk); "
-                        "export the card again from SillyTavern.")
+            raise CardError(
+                f"{path}: the PNG is truncated (it ends before the IEND chunk); "
+                "download or export the card again."
+            )
+        raise CardError(
+            f"{path}: the PNG has no character card data (no 'chara' text chunk); "
+            "export the card again from SillyTavern."
+        )
     keys = [k for k in ("ccv3", "chara") if k in found]
     for i, kw in enumerate(keys):
         ctype, chunk = found[kw]
@@ -160,8 +193,10 @@ def read_card(path: str | Path) -> Any:
     except OSError as e:
         raise CardError(f"{path}: cannot read the file ({one_line(e.strerror or e)}).") from None
     if len(raw) > MAX_CARD_BYTES:
-        raise CardError(f"{path}: {len(raw)} bytes is too large for a character card "
-                        f"(limit {MAX_CARD_BYTES // (1024 * 1024)} MB).")
+        raise CardError(
+            f"{path}: {len(raw)} bytes is too large for a character card "
+            f"(limit {MAX_CARD_BYTES // (1024 * 1024)} MB)."
+        )
     if not raw:
         raise CardError(f"{path}: the file is empty; export the card again from SillyTavern.")
     suffix = path.suffix.lower()
@@ -178,8 +213,12 @@ def import_card(path: str | Path) -> Persona:
 
 
 def _png_chunk(ctype: bytes, data: bytes) -> bytes:
-    return (struct.pack(">I", len(data)) + ctype + data
-            + struct.pack(">I", zlib.crc32(ctype + data) & 0xFFFFFFFF))
+    return (
+        struct.pack(">I", len(data))
+        + ctype
+        + data
+        + struct.pack(">I", zlib.crc32(ctype + data) & 0xFFFFFFFF)
+    )
 
 
 def _avatar_idat(color: str, size: int = AVATAR_SIZE) -> bytes:
@@ -205,8 +244,11 @@ def card_png_bytes(p: Persona, spec: str = V2) -> bytes:
         return _png_chunk(b"tEXt", kw.encode("latin-1") + b"\0" + payload)
 
     ihdr = struct.pack(">IIBBBBB", AVATAR_SIZE, AVATAR_SIZE, 8, 2, 0, 0, 0)
-    chunks = [_png_chunk(b"IHDR", ihdr), _png_chunk(b"IDAT", _avatar_idat(p.color)),
-              text_chunk("chara", card_from_persona(p, V2))]
+    chunks = [
+        _png_chunk(b"IHDR", ihdr),
+        _png_chunk(b"IDAT", _avatar_idat(p.color)),
+        text_chunk("chara", card_from_persona(p, V2)),
+    ]
     if spec == V3:
         chunks.append(text_chunk("ccv3", card_from_persona(p, V3)))
     chunks.append(_png_chunk(b"IEND", b""))
@@ -221,17 +263,21 @@ def export_card(p: Persona, path: str | Path, spec: str = V2) -> Path:
     if spec not in SPEC_VERSIONS:
         raise CardError(f"{path}: unknown card spec '{one_line(spec)}'; use {V2} or {V3}.")
     if suffix == ".json":
-        payload = (json.dumps(card_from_persona(p, spec), indent=2, ensure_ascii=False)
-                   + "\n").encode("utf-8")
+        payload = (
+            json.dumps(card_from_persona(p, spec), indent=2, ensure_ascii=False) + "\n"
+        ).encode("utf-8")
     elif suffix == ".png":
         payload = card_png_bytes(p, spec)
     else:
-        raise CardError(f"{path}: cannot write a character card as "
-                        f"'{one_line(suffix) or 'a file without extension'}'; "
-                        "use a file name ending in .json or .png.")
+        raise CardError(
+            f"{path}: cannot write a character card as "
+            f"'{one_line(suffix) or 'a file without extension'}'; "
+            "use a file name ending in .json or .png."
+        )
     if not path.parent.is_dir():
-        raise CardError(f"{path}: the folder {path.parent} does not exist; "
-                        "create it or choose another place.")
+        raise CardError(
+            f"{path}: the folder {path.parent} does not exist; create it or choose another place."
+        )
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_bytes(payload)

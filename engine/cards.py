@@ -38,15 +38,20 @@ __all__ = ["persona_from_card", "card_from_persona", "MAX_CARD_BYTES", "V2", "V3
 V2 = "chara_card_v2"
 V3 = "chara_card_v3"
 SPEC_VERSIONS = {V2: "2.0", V3: "3.0"}
-CARD_KEY = "chara_card"     # persona.extensions key holding the original card
-MASCOT_KEY = "mascot"       # card data.extensions key holding the full persona
+CARD_KEY = "chara_card"  # persona.extensions key holding the original card
+MASCOT_KEY = "mascot"  # card data.extensions key holding the full persona
 MAX_CARD_BYTES = 20 * 1024 * 1024
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 AVATAR_SIZE = 256
 
 # old TavernAI / Pygmalion (V1) field names -> V2 names
-_V1_ALIASES = {"name": "char_name", "description": "char_persona", "scenario": "world_scenario",
-               "first_mes": "char_greeting", "mes_example": "example_dialogue"}
+_V1_ALIASES = {
+    "name": "char_name",
+    "description": "char_persona",
+    "scenario": "world_scenario",
+    "first_mes": "char_greeting",
+    "mes_example": "example_dialogue",
+}
 _V1_MIRROR = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
 
 _CHAR = re.compile(r"\{\{\s*char\s*\}\}|<BOT>", re.IGNORECASE)
@@ -59,6 +64,7 @@ _SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)")
 
 
 # -- small text helpers -----------------------------------------------------------------------
+
 
 def _s(body: dict, key: str) -> str:
     """A card text field ('' when absent or not text), honouring V1 aliases."""
@@ -119,7 +125,7 @@ def _role_from(text: str, name: str) -> str:
     sentence = text[start:end].strip()
     for prefix in (f"{name} is ", f"{name.split(' ')[0]} is "):
         if sentence.lower().startswith(prefix.lower()):
-            sentence = sentence[len(prefix):]
+            sentence = sentence[len(prefix) :]
             break
     sentence = sentence.rstrip(".").strip()
     return _clip(sentence, 200)
@@ -153,8 +159,9 @@ def _split_description(desc: str) -> tuple[str, str | None, list[str] | None, li
     return "\n".join(core).strip(), style, goals, never
 
 
-def _build_description(core: str, style: str | None, goals: list[str] | None,
-                       never: list[str] | None) -> str:
+def _build_description(
+    core: str, style: str | None, goals: list[str] | None, never: list[str] | None
+) -> str:
     parts = [core] if core else []
     if style:
         parts.append(f"{{{{char}}}}'s speaking style: {' '.join(style.split())}")
@@ -175,27 +182,33 @@ def _mes_example(lines: list[str]) -> str:
 
 def _char_lines(mes_example: str, names: list[str]) -> list[str]:
     heads = ["{{char}}", "<BOT>", *[n for n in names if n]]
-    pattern = re.compile(r"^\s*(?:" + "|".join(re.escape(h) for h in heads) + r")\s*:\s*(.+)$",
-                         re.IGNORECASE)
+    pattern = re.compile(
+        r"^\s*(?:" + "|".join(re.escape(h) for h in heads) + r")\s*:\s*(.+)$", re.IGNORECASE
+    )
     return [m.group(1).strip() for m in map(pattern.match, mes_example.splitlines()) if m]
 
 
 # -- card structure ---------------------------------------------------------------------------
+
 
 def _card_body(card: dict, where: str) -> tuple[str, dict]:
     """("chara_card_v2" | "chara_card_v3" | "v1", the dict holding the character fields)."""
     spec = card.get("spec")
     if spec is None:
         if isinstance(card.get("data"), dict) and "name" not in card and "char_name" not in card:
-            return V2, card["data"]          # a V2 card that lost its 'spec' line
+            return V2, card["data"]  # a V2 card that lost its 'spec' line
         return "v1", card
     if not isinstance(spec, str) or not spec.startswith("chara_card_v"):
-        raise CardError(f"{where}: unsupported card spec '{one_line(spec)}'; Mascot reads "
-                        "chara_card_v2 and chara_card_v3 cards (and V1 JSON).")
+        raise CardError(
+            f"{where}: unsupported card spec '{one_line(spec)}'; Mascot reads "
+            "chara_card_v2 and chara_card_v3 cards (and V1 JSON)."
+        )
     body = card.get("data")
     if not isinstance(body, dict):
-        raise CardError(f"{where}: the {one_line(spec)} card has no 'data' object; "
-                        "export the card again from SillyTavern.")
+        raise CardError(
+            f"{where}: the {one_line(spec)} card has no 'data' object; "
+            "export the card again from SillyTavern."
+        )
     return (V3 if spec == V3 else V2), body
 
 
@@ -206,8 +219,10 @@ def _card_name(body: dict, spec: str, where: str) -> tuple[str, str]:
         raw = body.get("char_name")
     field = "name" if spec == "v1" else "data.name"
     if not isinstance(raw, str) or not raw.strip():
-        raise CardError(f"{where}: the character card has no name (field '{field}'); "
-                        "give the character a name and export the card again.")
+        raise CardError(
+            f"{where}: the character card has no name (field '{field}'); "
+            "give the character a name and export the card again."
+        )
     # controls and invisible direction overrides are dropped (a display name must read as it is)
     shown = "".join(ch for ch in raw if ch.isprintable() or ch in " \t\n\r\u200c\u200d")
     name = " ".join(re.sub(r"\s*:\s*", " - ", shown).split()).strip(" -")
@@ -216,8 +231,10 @@ def _card_name(body: dict, spec: str, where: str) -> tuple[str, str]:
         name = cut[: cut.rfind(" ")] if cut.rfind(" ") > 10 else cut
     why = name_problem(name.strip()) if name else "is empty once invisible characters are removed"
     if why:
-        raise CardError(f"{where}: the character card's name '{one_line(name or raw)}' {why}; "
-                        "give the character a plain name and export the card again.")
+        raise CardError(
+            f"{where}: the character card's name '{one_line(name or raw)}' {why}; "
+            "give the character a plain name and export the card again."
+        )
     return raw.strip(), name.strip()
 
 
@@ -232,8 +249,9 @@ def _derive(card: dict, where: str) -> dict[str, Any]:
     if not role:
         role = "a character from a Character Card"
     personality = _macros(_s(body, "personality"), name)
-    traits = _dedupe([_clip(t.strip().rstrip("."), 80)
-                      for t in re.split(r"[,;\n]+", personality)])[:12] or ["friendly"]
+    traits = _dedupe([_clip(t.strip().rstrip("."), 80) for t in re.split(r"[,;\n]+", personality)])[
+        :12
+    ] or ["friendly"]
     mes = _s(body, "mes_example")
     char_lines = [_macros(x, name) for x in _char_lines(mes, [raw_name, name])]
     first_mes = _clip(_macros(_s(body, "first_mes"), name), 300)
@@ -255,8 +273,11 @@ def _derive(card: dict, where: str) -> dict[str, Any]:
         "boundaries": [_clip(_macros(b, name), 200) for b in (never or []) if b.strip()][:8],
         "example_lines": examples,
         "_first_mes": first_mes,
-        "_sections": {"style": style is not None, "goals": goals is not None,
-                      "boundaries": never is not None},
+        "_sections": {
+            "style": style is not None,
+            "goals": goals is not None,
+            "boundaries": never is not None,
+        },
     }
 
 
@@ -277,16 +298,19 @@ def _mascot_dict(p: Persona) -> dict[str, Any]:
 
 # -- public: card <-> persona -----------------------------------------------------------------
 
+
 def persona_from_card(data: Any, where: str = "card") -> Persona:
     """A persona from a parsed Character Card (V1, V2 or V3); the card is kept verbatim in
     ``extensions["chara_card"]``. Raises CardError (one line) when it cannot be used."""
     if not isinstance(data, dict):
-        raise CardError(f"{where}: a character card must be a JSON object, not "
-                        f"{type(data).__name__}; export the card again from SillyTavern.")
+        raise CardError(
+            f"{where}: a character card must be a JSON object, not "
+            f"{type(data).__name__}; export the card again from SillyTavern."
+        )
     check_card_nesting(data, where)
     spec, body = _card_body(data, where)
     _card_name(body, spec, where)  # a card without a name is an error even with a Mascot extension
-    check_card_book(body, where)   # a lorebook within limits, so a card cannot blow up a prompt
+    check_card_book(body, where)  # a lorebook within limits, so a card cannot blow up a prompt
     ext = body.get("extensions")
     mascot = ext.get(MASCOT_KEY) if isinstance(ext, dict) else None
     if isinstance(mascot, dict):
@@ -332,14 +356,15 @@ def card_from_persona(p: Persona, spec: str = V2) -> dict[str, Any]:
 def _fresh_card(p: Persona, spec: str) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": p.name,
-        "description": _build_description(_role_sentence(p.role), p.speaking_style, p.goals,
-                                          p.boundaries),
+        "description": _build_description(
+            _role_sentence(p.role), p.speaking_style, p.goals, p.boundaries
+        ),
         "personality": ", ".join(p.traits),
         "scenario": "",
         "first_mes": p.example_lines[0] if p.example_lines else "Hi, I'm {{char}}.",
         "mes_example": _mes_example(p.example_lines),
         "creator_notes": "Made with Mascot (offline group chat with AI companions); "
-                         "the full companion settings are in extensions.mascot.",
+        "the full companion settings are in extensions.mascot.",
         "system_prompt": "",
         "post_history_instructions": "",
         "alternate_greetings": [],
@@ -386,8 +411,11 @@ def _card_from_base(p: Persona, base: dict, spec: str) -> dict[str, Any]:
         keep_goals = differs("goals") or sections.get("goals")
         keep_never = differs("boundaries") or sections.get("boundaries")
         body["description"] = _build_description(
-            core, p.speaking_style if keep_style else None, p.goals if keep_goals else None,
-            p.boundaries if keep_never else None)
+            core,
+            p.speaking_style if keep_style else None,
+            p.goals if keep_goals else None,
+            p.boundaries if keep_never else None,
+        )
         changed.add("description")
     if differs("traits"):
         body["personality"] = ", ".join(p.traits)

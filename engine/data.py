@@ -1,4 +1,5 @@
-"""All of a user's data at once: export it to a zip, or delete it (the app and `mascot data` both use these)."""
+"""All of a user's data at once: export it to a zip, or delete it (the app and `mascot data`
+both use these)."""
 
 from __future__ import annotations
 
@@ -35,20 +36,32 @@ def write_export(store: Any, target: str | Path) -> int:
         for conv in store.conversations():
             base = f"conversations/{conv['id']:04d}-{_slug(conv['title'])}"
             z.writestr(f"{base}.md", store.export_markdown(conv["id"]))
-            z.writestr(f"{base}.json", json.dumps(store.export_json(conv["id"]), indent=2,
-                                                  ensure_ascii=False, default=str))
+            z.writestr(
+                f"{base}.json",
+                json.dumps(
+                    store.export_json(conv["id"]), indent=2, ensure_ascii=False, default=str
+                ),
+            )
             count += 1
         if personas.is_dir():
             for f in sorted(personas.glob("*.json")):
                 z.write(f, f"personas/{f.name}")
         z.writestr("models.json", json.dumps(store.models(), indent=2, default=str))
-        z.writestr("memory.json", json.dumps(store.memories(), indent=2, ensure_ascii=False, default=str))
-        z.writestr("lorebooks.json", json.dumps(store.lore_entries(), indent=2, ensure_ascii=False, default=str))
-        z.writestr("README.txt", f"Mascot data export, {datetime.now():%Y-%m-%d %H:%M}.\n"
-                                 f"{count} conversation(s) as Markdown and JSON; imported personas; "
-                                 "what the companions remember about you (memory.json); "
-                                 "your groups' lorebooks (lorebooks.json); "
-                                 "the list of registered models (not the model files).\n")
+        z.writestr(
+            "memory.json", json.dumps(store.memories(), indent=2, ensure_ascii=False, default=str)
+        )
+        z.writestr(
+            "lorebooks.json",
+            json.dumps(store.lore_entries(), indent=2, ensure_ascii=False, default=str),
+        )
+        z.writestr(
+            "README.txt",
+            f"Mascot data export, {datetime.now():%Y-%m-%d %H:%M}.\n"
+            f"{count} conversation(s) as Markdown and JSON; imported personas; "
+            "what the companions remember about you (memory.json); "
+            "your groups' lorebooks (lorebooks.json); "
+            "the list of registered models (not the model files).\n",
+        )
     return count
 
 

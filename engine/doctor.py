@@ -16,8 +16,24 @@ from engine.paths import user_dir
 from engine.storage import Store
 
 # CPU flags worth naming in a report (the kernels llama.cpp may use).
-CPU_FLAGS = ("sse4_2", "avx", "f16c", "fma", "bmi2", "avx2", "avx_vnni", "avx512f", "avx512vbmi",
-             "avx512_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16", "neon", "asimd")
+CPU_FLAGS = (
+    "sse4_2",
+    "avx",
+    "f16c",
+    "fma",
+    "bmi2",
+    "avx2",
+    "avx_vnni",
+    "avx512f",
+    "avx512vbmi",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_tile",
+    "amx_int8",
+    "amx_bf16",
+    "neon",
+    "asimd",
+)
 
 
 def _version(dist: str) -> str:
@@ -49,7 +65,11 @@ def _folder_size(path: Path) -> int:
 def _memory() -> tuple[int, int] | None:
     """(total, available) bytes from /proc/meminfo, or None where it is not readable."""
     try:
-        rows = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines() if ":" in line)
+        rows = dict(
+            line.split(":", 1)
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if ":" in line
+        )
         return int(rows["MemTotal"].split()[0]) * 1024, int(rows["MemAvailable"].split()[0]) * 1024
     except (OSError, KeyError, ValueError):
         return None
@@ -72,12 +92,18 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     add("Mascot", _version("mascot"))
     add("Python", f"{platform.python_version()} ({sys.executable})")
     add("OS", f"{platform.system()} {platform.release()} {platform.machine()}")
-    add("Qt (PySide6)", _version("PySide6-Essentials") if _version("PySide6-Essentials") != "not installed"
-        else _version("PySide6"))
+    add(
+        "Qt (PySide6)",
+        _version("PySide6-Essentials")
+        if _version("PySide6-Essentials") != "not installed"
+        else _version("PySide6"),
+    )
     add("llama-cpp-python", _version("llama_cpp_python"))
     feats = llama_check.build_features()
     on = [k for k, v in feats.items() if v]
-    add("llama.cpp build", ", ".join(on) if on else ("unknown" if not feats else "no SIMD features"))
+    add(
+        "llama.cpp build", ", ".join(on) if on else ("unknown" if not feats else "no SIMD features")
+    )
     add("CPU", f"{cpu_name()}, {os.cpu_count()} threads")
     flags = llama_check.cpu_flags()
     add("CPU flags", " ".join(f for f in CPU_FLAGS if f in flags) or "unknown")

@@ -81,14 +81,25 @@ class Lorebook:
     def constant(self, count: Callable[[str], int], char: str, user: str) -> list[LoreEntry]:
         """The constant entries that fit the budget (always the same: they join the stable
         system prompt)."""
-        return select([e for e in self.entries if e.constant and e.enabled], count, self.token_budget,
-                      char, user)
+        return select(
+            [e for e in self.entries if e.constant and e.enabled],
+            count,
+            self.token_budget,
+            char,
+            user,
+        )
 
-    def triggered(self, recent: list[str], count: Callable[[str], int], char: str, user: str,
-                  budget: int | None = None) -> list[LoreEntry]:
+    def triggered(
+        self,
+        recent: list[str],
+        count: Callable[[str], int],
+        char: str,
+        user: str,
+        budget: int | None = None,
+    ) -> list[LoreEntry]:
         """The non-constant entries that the last ``scan_depth`` of ``recent`` (message texts,
         oldest first) trigger, within ``budget`` (default: what the constant entries leave)."""
-        text = "\n".join(recent[-self.scan_depth:]) if self.scan_depth else ""
+        text = "\n".join(recent[-self.scan_depth :]) if self.scan_depth else ""
         fired = [e for e in self.entries if not e.constant and e.fires(text)]
         if budget is None:
             used = sum(count(e.text(char, user)) for e in self.constant(count, char, user))
@@ -108,8 +119,9 @@ def _matches(key: str, text: str, case_sensitive: bool) -> bool:
     return bool(key.strip()) and _pattern(key, case_sensitive).search(text) is not None
 
 
-def select(entries: list[LoreEntry], count: Callable[[str], int], budget: int, char: str,
-           user: str) -> list[LoreEntry]:
+def select(
+    entries: list[LoreEntry], count: Callable[[str], int], budget: int, char: str, user: str
+) -> list[LoreEntry]:
     """The entries kept within ``budget`` tokens (higher priority first, then lower insertion
     order), in prompt order (``before_char`` first, then by insertion order)."""
     kept: list[LoreEntry] = []
@@ -123,6 +135,7 @@ def select(entries: list[LoreEntry], count: Callable[[str], int], budget: int, c
 
 
 # -- reading and checking books ------------------------------------------------------------------
+
 
 def _number(entry: dict, key: str, default: float, where: str, error: type) -> float:
     value = entry.get(key, default)
@@ -155,8 +168,9 @@ def _keys(entry: dict, key: str, where: str, error: type) -> tuple[str, ...]:
         if not isinstance(k, str):
             raise error(f"{where}: field '{key}[{i}]' must be text, not {type(k).__name__}.")
         if len(k) > MAX_KEY_CHARS:
-            raise error(f"{where}: field '{key}[{i}]' is {len(k)} characters; the limit is "
-                        f"{MAX_KEY_CHARS}.")
+            raise error(
+                f"{where}: field '{key}[{i}]' is {len(k)} characters; the limit is {MAX_KEY_CHARS}."
+            )
         if k.strip():
             out.append(k.strip())
     return tuple(out)
@@ -171,7 +185,9 @@ def parse_book(book: Any, where: str, error: type = PersonaError) -> Lorebook:
     if not isinstance(entries_in, list):
         raise error(f"{where}: the lorebook's 'entries' must be a list.")
     if len(entries_in) > MAX_ENTRIES:
-        raise error(f"{where}: the lorebook has {len(entries_in)} entries; the limit is {MAX_ENTRIES}.")
+        raise error(
+            f"{where}: the lorebook has {len(entries_in)} entries; the limit is {MAX_ENTRIES}."
+        )
     entries = []
     for i, e in enumerate(entries_in):
         at = f"{where}: lorebook entry {i + 1}"
@@ -181,28 +197,38 @@ def parse_book(book: Any, where: str, error: type = PersonaError) -> Lorebook:
         if not isinstance(content, str):
             raise error(f"{at}: field 'content' must be text.")
         if len(content) > MAX_CONTENT_CHARS:
-            raise error(f"{at}: field 'content' is {len(content):,} characters; the limit is "
-                        f"{MAX_CONTENT_CHARS:,}.")
+            raise error(
+                f"{at}: field 'content' is {len(content):,} characters; the limit is "
+                f"{MAX_CONTENT_CHARS:,}."
+            )
         position = e.get("position") or "after_char"
         if position not in POSITIONS:
             position = "after_char"  # other tools' numeric positions: treat as after the character
         name = e.get("name") if isinstance(e.get("name"), str) else ""
-        entries.append(LoreEntry(
-            keys=_keys(e, "keys", at, error), content=content,
-            secondary_keys=_keys(e, "secondary_keys", at, error),
-            selective=_flag(e, "selective", False, at, error),
-            constant=_flag(e, "constant", False, at, error),
-            case_sensitive=_flag(e, "case_sensitive", False, at, error),
-            enabled=_flag(e, "enabled", True, at, error),
-            insertion_order=_number(e, "insertion_order", 100, at, error),
-            priority=_number(e, "priority", 10, at, error),
-            position=position, name=name[:100], index=i))
+        entries.append(
+            LoreEntry(
+                keys=_keys(e, "keys", at, error),
+                content=content,
+                secondary_keys=_keys(e, "secondary_keys", at, error),
+                selective=_flag(e, "selective", False, at, error),
+                constant=_flag(e, "constant", False, at, error),
+                case_sensitive=_flag(e, "case_sensitive", False, at, error),
+                enabled=_flag(e, "enabled", True, at, error),
+                insertion_order=_number(e, "insertion_order", 100, at, error),
+                priority=_number(e, "priority", 10, at, error),
+                position=position,
+                name=name[:100],
+                index=i,
+            )
+        )
     budget = _number(book, "token_budget", DEFAULT_BUDGET, where, error)
     depth = _number(book, "scan_depth", DEFAULT_SCAN_DEPTH, where, error)
-    return Lorebook(entries=[e for e in entries if e.content.strip()],
-                    scan_depth=int(min(max(depth, 0), MAX_SCAN_DEPTH)),
-                    token_budget=int(min(max(budget, 0), MAX_BUDGET)),
-                    name=book.get("name") if isinstance(book.get("name"), str) else "")
+    return Lorebook(
+        entries=[e for e in entries if e.content.strip()],
+        scan_depth=int(min(max(depth, 0), MAX_SCAN_DEPTH)),
+        token_budget=int(min(max(budget, 0), MAX_BUDGET)),
+        name=book.get("name") if isinstance(book.get("name"), str) else "",
+    )
 
 
 def card_book(card: Any) -> Any:
@@ -234,12 +260,22 @@ def persona_book(persona: Any) -> Lorebook | None:
 
 # -- a group's own book, edited in the app (stored in the history database) ----------------------
 
+
 def entry_dict(e: LoreEntry) -> dict[str, Any]:
     """An entry in V2 ``character_book`` form (what the database and exports keep)."""
-    return {"name": e.name, "keys": list(e.keys), "secondary_keys": list(e.secondary_keys),
-            "content": e.content, "selective": e.selective, "constant": e.constant,
-            "case_sensitive": e.case_sensitive, "enabled": e.enabled,
-            "insertion_order": e.insertion_order, "priority": e.priority, "position": e.position}
+    return {
+        "name": e.name,
+        "keys": list(e.keys),
+        "secondary_keys": list(e.secondary_keys),
+        "content": e.content,
+        "selective": e.selective,
+        "constant": e.constant,
+        "case_sensitive": e.case_sensitive,
+        "enabled": e.enabled,
+        "insertion_order": e.insertion_order,
+        "priority": e.priority,
+        "position": e.position,
+    }
 
 
 def check_entry(entry: dict[str, Any], where: str = "Lorebook entry") -> dict[str, Any]:
@@ -254,8 +290,10 @@ def check_entry(entry: dict[str, Any], where: str = "Lorebook entry") -> dict[st
         raise InputError(str(err).replace("\x00: lorebook entry 1", where)) from None
     e = book.entries[0]
     if not e.constant and not e.keys:
-        raise InputError(f"{where}: give at least one key (a word that makes it fire), or make it "
-                         "constant (always in).")
+        raise InputError(
+            f"{where}: give at least one key (a word that makes it fire), or make it "
+            "constant (always in)."
+        )
     return entry_dict(e)
 
 

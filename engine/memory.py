@@ -20,7 +20,7 @@ from typing import Any, Callable
 from engine.errors import InputError
 from engine.user_text import sanitize_user_text
 
-FACT_BUDGET = 160          # tokens of facts in one companion note
+FACT_BUDGET = 160  # tokens of facts in one companion note
 MAX_FACT_CHARS = 500
 SOURCES = ("typed", "pinned", "auto")
 
@@ -31,28 +31,34 @@ _NAME = r"[A-Z][\w'’-]{1,30}(?: [A-Z][\w'’-]{1,30})?"
 _NOUN = r"[a-z][a-z'’-]{1,20}(?: [a-z][a-z'’-]{1,20})?"
 _PLACE = r"[A-Z][\w'’.-]{1,30}(?:,? [A-Z][\w'’.-]{1,30}){0,2}"
 _THING = r"[a-z][\w'’-]{1,25}(?: [a-z][\w'’-]{1,25}){0,2}"
-PATTERNS = [re.compile(_LEAD + p) for p in (
-    rf"(?:M|m)y {_NOUN}(?:'s|’s)? name is {_NAME}",
-    rf"(?:M|m)y {_NOUN} is (?:called|named) {_NAME}",
-    rf"(?:M|m)y name is {_NAME}",
-    rf"I (?:have|own|got) an? {_NOUN} (?:called|named) {_NAME}",
-    rf"I live in {_PLACE}",
-    rf"I(?:'m| am) from {_PLACE}",
-    rf"I work as an? {_THING}",
-    rf"I(?:'m| am) allergic to {_THING}",
-    r"(?:M|m)y birthday is (?:on )?[\w ]{3,20}",
-    rf"(?:M|m)y favou?rite {_NOUN} is {_THING}",
-)]
+PATTERNS = [
+    re.compile(_LEAD + p)
+    for p in (
+        rf"(?:M|m)y {_NOUN}(?:'s|’s)? name is {_NAME}",
+        rf"(?:M|m)y {_NOUN} is (?:called|named) {_NAME}",
+        rf"(?:M|m)y name is {_NAME}",
+        rf"I (?:have|own|got) an? {_NOUN} (?:called|named) {_NAME}",
+        rf"I live in {_PLACE}",
+        rf"I(?:'m| am) from {_PLACE}",
+        rf"I work as an? {_THING}",
+        rf"I(?:'m| am) allergic to {_THING}",
+        r"(?:M|m)y birthday is (?:on )?[\w ]{3,20}",
+        rf"(?:M|m)y favou?rite {_NOUN} is {_THING}",
+    )
+]
 # a sentence with any of these is not a plain statement of fact about the user
 _SKIP = re.compile(
     r"\?|n['’]t\b|\b(?:not|no|never|dont|cant|wont|isnt|if|would|could|might|maybe|perhaps|wish|"
     r"imagine|pretend|suppose|supposed|dream|dreamt|dreamed|was|were|used to|anymore|said|says|"
     r"told|thinks|thought|guess|joking|kidding|lol|jk|want|wanted|hope|should|will|going to)\b",
-    re.IGNORECASE)
-_STOP = set("""a an the and or but so of to in on at for with from by about as is are was were be been
+    re.IGNORECASE,
+)
+_STOP = set(
+    """a an the and or but so of to in on at for with from by about as is are was were be been
 am i me my mine you your we our they them their he she his her it its this that these those what
 which who whom how why when where there here do does did have has had not no yes just very really
-too also than then now today said say tell told called named name like know think""".split())
+too also than then now today said say tell told called named name like know think""".split()
+)
 
 
 def extract_facts(text: str) -> list[str]:
@@ -87,8 +93,13 @@ def fact_line(fact: dict[str, Any], user_name: str) -> str:
     return f'{user_name} said: "{text}"'
 
 
-def relevant_facts(facts: list[dict[str, Any]], recent: list[str], count: Callable[[str], int],
-                   user_name: str, budget: int = FACT_BUDGET) -> list[str]:
+def relevant_facts(
+    facts: list[dict[str, Any]],
+    recent: list[str],
+    count: Callable[[str], int],
+    user_name: str,
+    budget: int = FACT_BUDGET,
+) -> list[str]:
     """The lines for the facts a companion should have in mind now: pinned facts first, then
     facts sharing a content word with ``recent`` (the user's last message), newest first, within
     ``budget`` tokens."""
@@ -109,6 +120,8 @@ def check_fact(text: Any) -> str:
     """A fact's text as stored; raises InputError when it cannot be one."""
     text = " ".join(sanitize_user_text(text).split())
     if len(text) > MAX_FACT_CHARS:
-        raise InputError(f"A remembered fact is at most {MAX_FACT_CHARS} characters; this one has "
-                         f"{len(text)}. Keep the part worth remembering.")
+        raise InputError(
+            f"A remembered fact is at most {MAX_FACT_CHARS} characters; this one has "
+            f"{len(text)}. Keep the part worth remembering."
+        )
     return text

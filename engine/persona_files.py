@@ -25,7 +25,9 @@ def read_json_file(path: Path, what: str = "file") -> Any:
         raise PersonaError(f"{path}: is a folder; give a {what} path.")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise PersonaError(f"{path}: {size} bytes is too large for a {what} (limit {MAX_FILE_BYTES}).")
+        raise PersonaError(
+            f"{path}: {size} bytes is too large for a {what} (limit {MAX_FILE_BYTES})."
+        )
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
@@ -36,10 +38,13 @@ def read_json_file(path: Path, what: str = "file") -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise PersonaError(f"{path}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}.") from None
+        raise PersonaError(
+            f"{path}: invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}."
+        ) from None
     except RecursionError:
-        raise PersonaError(f"{path}: the JSON is nested too deeply to read; this is not a usable "
-                           f"{what}.") from None
+        raise PersonaError(
+            f"{path}: the JSON is nested too deeply to read; this is not a usable {what}."
+        ) from None
     check_nesting(data, str(path))
     return data
 
@@ -48,17 +53,22 @@ def load_set_file(path: Path) -> PersonaSet:
     path = Path(path)
     if path.suffix.lower() == ".png":
         p = import_card(path)
-        return PersonaSet(name=p.name, title=p.name, description=p.role, members=[p], source=str(path))
+        return PersonaSet(
+            name=p.name, title=p.name, description=p.role, members=[p], source=str(path)
+        )
     data = read_json_file(path, "persona file")
     if isinstance(data, dict) and data.get("spec") in ("chara_card_v2", "chara_card_v3"):
         p = persona_from_card(data, str(path))
-        return PersonaSet(name=p.name, title=p.name, description=p.role, members=[p], source=str(path))
+        return PersonaSet(
+            name=p.name, title=p.name, description=p.role, members=[p], source=str(path)
+        )
     s = set_from_dict(data, str(path))
     s.source = str(path)
     return s
 
 
 # -- the library of sets ----------------------------------------------------------------------
+
 
 def bundled_dir() -> Path:
     return assets_dir() / "personas"
@@ -97,7 +107,9 @@ def load_set(name_or_path: str | Path) -> PersonaSet:
         if s.name.lower() == text.lower():
             return s
     names = ", ".join(s.name for s in list_sets())
-    raise NotFound(f"No persona set '{text}'. Available: {names}; or give a path to a .json/.png file.")
+    raise NotFound(
+        f"No persona set '{text}'. Available: {names}; or give a path to a .json/.png file."
+    )
 
 
 def save_user_set(pset: PersonaSet) -> Path:

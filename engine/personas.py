@@ -42,7 +42,9 @@ from engine.lorebook import parse_book
 
 _COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
 _NAME = re.compile(r"^[^\n\r:]{1,40}$")
-MAX_NESTING = 64  # deeper JSON than this is no persona, card or lorebook (and would exhaust recursion)
+MAX_NESTING = (
+    64  # deeper JSON than this is no persona, card or lorebook (and would exhaust recursion)
+)
 # labels the prompt gives to roles: a name ending in one of them reads as that role's turn
 ROLE_LABELS = ("user", "assistant", "system", "director", "you")
 _BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -55,8 +57,13 @@ SAMPLING_LIMITS: dict[str, tuple[type, float, float]] = {
     "max_tokens": (int, 8, 1024),
 }
 
-DEFAULT_SAMPLING = {"temperature": 0.7, "top_p": 0.9, "top_k": 40, "repeat_penalty": 1.15,
-                    "max_tokens": 96}
+DEFAULT_SAMPLING = {
+    "temperature": 0.7,
+    "top_p": 0.9,
+    "top_k": 40,
+    "repeat_penalty": 1.15,
+    "max_tokens": 96,
+}
 
 
 @dataclass
@@ -102,7 +109,9 @@ class Persona:
         if self.boundaries:
             lines.append("You never: " + "; ".join(self.boundaries) + ".")
         if self.example_lines:
-            lines.append("Things you might say: " + " | ".join(f'"{x}"' for x in self.example_lines))
+            lines.append(
+                "Things you might say: " + " | ".join(f'"{x}"' for x in self.example_lines)
+            )
         lines.append(
             f"Write only {self.name}'s next message: one to three sentences, in your own voice. "
             f"Never write lines for {user_name} or for the other companions, and do not repeat "
@@ -114,8 +123,11 @@ class Persona:
     def instructions(self, group: list[str], user_name: str = "User") -> str:
         """The system prompt less its example lines: what a reply must not read back (the copy
         guard drops a sentence that echoes it); the example lines are the persona's to say."""
-        return "\n".join(line for line in self.system_prompt(group, user_name).split("\n")
-                         if not line.startswith("Things you might say:"))
+        return "\n".join(
+            line
+            for line in self.system_prompt(group, user_name).split("\n")
+            if not line.startswith("Things you might say:")
+        )
 
 
 @dataclass
@@ -132,16 +144,23 @@ class PersonaSet:
         for p in self.members:
             if p.name.lower() == name.lower():
                 return p
-        raise NotFound(f"No companion named '{name}' in group '{self.name}'; members are: "
-                       f"{', '.join(self.names)}.")
+        raise NotFound(
+            f"No companion named '{name}' in group '{self.name}'; members are: "
+            f"{', '.join(self.names)}."
+        )
 
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.members]
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"name": self.name, "title": self.title, "description": self.description,
-               "domain": self.domain, "members": [p.to_dict() for p in self.members]}
+        out = {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "domain": self.domain,
+            "members": [p.to_dict() for p in self.members],
+        }
         if self.lorebook:
             out["lorebook"] = self.lorebook
         return out
@@ -156,7 +175,10 @@ def default_color(name: str) -> str:
 
 # -- validation -------------------------------------------------------------------------------
 
-def _text(data: dict, key: str, where: str, *, required: bool, limit: int, default: str = "") -> str:
+
+def _text(
+    data: dict, key: str, where: str, *, required: bool, limit: int, default: str = ""
+) -> str:
     if key not in data or data[key] is None:
         if required:
             raise PersonaError(f"{where}: field '{key}' is missing; add it as text.")
@@ -168,11 +190,15 @@ def _text(data: dict, key: str, where: str, *, required: bool, limit: int, defau
     if required and not value:
         raise PersonaError(f"{where}: field '{key}' is empty; write a few words.")
     if len(value) > limit:
-        raise PersonaError(f"{where}: field '{key}' is {len(value)} characters; the limit is {limit}.")
+        raise PersonaError(
+            f"{where}: field '{key}' is {len(value)} characters; the limit is {limit}."
+        )
     return value
 
 
-def _text_list(data: dict, key: str, where: str, *, required: bool, max_items: int, limit: int) -> list[str]:
+def _text_list(
+    data: dict, key: str, where: str, *, required: bool, max_items: int, limit: int
+) -> list[str]:
     if key not in data or data[key] is None:
         if required:
             raise PersonaError(f"{where}: field '{key}' is missing; add a list of short texts.")
@@ -181,17 +207,25 @@ def _text_list(data: dict, key: str, where: str, *, required: bool, max_items: i
     if isinstance(value, str):  # be forgiving: "warm, curious" -> ["warm", "curious"]
         value = [v for v in (s.strip() for s in value.split(",")) if v]
     if not isinstance(value, list):
-        raise PersonaError(f"{where}: field '{key}' must be a list of texts, not {type(value).__name__}.")
+        raise PersonaError(
+            f"{where}: field '{key}' must be a list of texts, not {type(value).__name__}."
+        )
     if required and not value:
         raise PersonaError(f"{where}: field '{key}' is empty; add at least one item.")
     if len(value) > max_items:
-        raise PersonaError(f"{where}: field '{key}' has {len(value)} items; the limit is {max_items}.")
+        raise PersonaError(
+            f"{where}: field '{key}' has {len(value)} items; the limit is {max_items}."
+        )
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise PersonaError(f"{where}: field '{key}[{i}]' must be text, not {type(item).__name__}.")
+            raise PersonaError(
+                f"{where}: field '{key}[{i}]' must be text, not {type(item).__name__}."
+            )
         if len(item) > limit:
-            raise PersonaError(f"{where}: field '{key}[{i}]' is {len(item)} characters; the limit is {limit}.")
+            raise PersonaError(
+                f"{where}: field '{key}[{i}]' is {len(item)} characters; the limit is {limit}."
+            )
         if item.strip():
             out.append(item.strip())
     return out
@@ -203,6 +237,7 @@ def name_problem(name: str) -> str | None:
     path, and not be or end in a role label ("User", "Assistant", ...), which the prompt and the
     reply cleanup read as another speaker's turn."""
     import unicodedata
+
     for ch in name:
         if ch in _BIDI:
             return f"contains the invisible text-direction character U+{ord(ch):04X}"
@@ -236,8 +271,10 @@ def check_nesting(data: Any, where: str, limit: int = MAX_NESTING) -> None:
     while stack:
         value, depth = stack.pop()
         if depth > limit:
-            raise PersonaError(f"{where}: the JSON is nested more than {limit} levels deep; "
-                               "this is not a usable persona or card.")
+            raise PersonaError(
+                f"{where}: the JSON is nested more than {limit} levels deep; "
+                "this is not a usable persona or card."
+            )
         if isinstance(value, dict):
             stack.extend((v, depth + 1) for v in value.values())
         elif isinstance(value, list):
@@ -265,26 +302,43 @@ def persona_from_dict(data: Any, where: str = "persona") -> Persona:
         raise PersonaError(f"{where}: field 'model' must be a model name or a GGUF path (text).")
     sampling_in = data.get("sampling") or {}
     if not isinstance(sampling_in, dict):
-        raise PersonaError(f"{where}: field 'sampling' must be an object like {{\"temperature\": 0.7}}.")
+        raise PersonaError(
+            f"{where}: field 'sampling' must be an object like {{\"temperature\": 0.7}}."
+        )
     sampling: dict[str, float] = {}
     for key, value in sampling_in.items():
         if key not in SAMPLING_LIMITS:
-            raise PersonaError(f"{where}: field 'sampling.{key}' is unknown; use one of "
-                               f"{', '.join(SAMPLING_LIMITS)}.")
+            raise PersonaError(
+                f"{where}: field 'sampling.{key}' is unknown; use one of "
+                f"{', '.join(SAMPLING_LIMITS)}."
+            )
         typ, lo, hi = SAMPLING_LIMITS[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise PersonaError(f"{where}: field 'sampling.{key}' must be a number.")
         if typ is int and value != int(value):
             raise PersonaError(f"{where}: field 'sampling.{key}' must be a whole number.")
         if not lo <= value <= hi:
-            raise PersonaError(f"{where}: field 'sampling.{key}' is {value}; allowed is {lo} to {hi}.")
+            raise PersonaError(
+                f"{where}: field 'sampling.{key}' is {value}; allowed is {lo} to {hi}."
+            )
         sampling[key] = typ(value)
     extensions = data.get("extensions") or {}
     if not isinstance(extensions, dict):
         raise PersonaError(f"{where}: field 'extensions' must be an object.")
-    return Persona(name=name, role=role, traits=traits, speaking_style=style, goals=goals,
-                   boundaries=boundaries, example_lines=examples, color=color, avatar=avatar,
-                   model=model, sampling=sampling, extensions=extensions)
+    return Persona(
+        name=name,
+        role=role,
+        traits=traits,
+        speaking_style=style,
+        goals=goals,
+        boundaries=boundaries,
+        example_lines=examples,
+        color=color,
+        avatar=avatar,
+        model=model,
+        sampling=sampling,
+        extensions=extensions,
+    )
 
 
 def set_from_dict(data: Any, where: str) -> PersonaSet:
@@ -300,7 +354,9 @@ def set_from_dict(data: Any, where: str) -> PersonaSet:
     if not isinstance(members_in, list) or not members_in:
         raise PersonaError(f"{where}: field 'members' must be a non-empty list of personas.")
     if len(members_in) > 8:
-        raise PersonaError(f"{where}: field 'members' has {len(members_in)} personas; the limit is 8.")
+        raise PersonaError(
+            f"{where}: field 'members' has {len(members_in)} personas; the limit is 8."
+        )
     members = [persona_from_dict(m, f"{where}: members[{i}]") for i, m in enumerate(members_in)]
     seen: set[str] = set()
     for p in members:

@@ -27,33 +27,37 @@ from typing import Any, Callable
 
 from .memory import words
 
-RECALL_BUDGET = 120     # tokens of recalled messages in one companion note
-RECALL_TOP = 2          # at most this many messages
+RECALL_BUDGET = 120  # tokens of recalled messages in one companion note
+RECALL_TOP = 2  # at most this many messages
 RECALL_MIN_SCORE = 2.0  # an IDF-weighted overlap below this is chance (one common shared word)
-RECALL_CHARS = 220      # a recalled message is clipped to this many characters
-COMMON = 0.2            # a word in more than this share of the candidates is not evidence
+RECALL_CHARS = 220  # a recalled message is clipped to this many characters
+COMMON = 0.2  # a word in more than this share of the candidates is not evidence
 EMBED_MODEL = "all-MiniLM-L6-v2"
-EMBED_MIN = 0.40        # cosine below this is not recalled (chosen on the benchmark, docs/memory.md)
-EMBED_BATCH = 16        # messages per encoder call (the crisis screen waits for the encoder meanwhile)
-EMBED_MAX_NEW = 32      # at most this many messages embedded for one turn (a backlog of past
-                        # conversations is embedded over later turns; docs/memory.md)
+EMBED_MIN = 0.40  # cosine below this is not recalled (chosen on the benchmark, docs/memory.md)
+EMBED_BATCH = 16  # messages per encoder call (the crisis screen waits for the encoder meanwhile)
+EMBED_MAX_NEW = 32  # at most this many messages embedded for one turn (a backlog of past
+# conversations is embedded over later turns; docs/memory.md)
 METHODS = ("minilm", "words")
 
 
 @dataclass(frozen=True)
 class Candidate:
-    key: str     # a stable id ("m123"), for caching
+    key: str  # a stable id ("m123"), for caching
     text: str
 
 
-def score(query: set[str], cands: list[tuple[Candidate, set[str]]]) -> list[tuple[float, Candidate]]:
+def score(
+    query: set[str], cands: list[tuple[Candidate, set[str]]]
+) -> list[tuple[float, Candidate]]:
     """(score, candidate) for candidates sharing words with ``query``, best first."""
     n = max(len(cands), 20)  # a small pool says little about which words are rare
     df: dict[str, int] = {}
     for _c, ws in cands:
         for w in ws & query:
             df[w] = df.get(w, 0) + 1
-    query = {w for w in query if df.get(w, 0) <= COMMON * n}  # words most messages share say nothing
+    query = {
+        w for w in query if df.get(w, 0) <= COMMON * n
+    }  # words most messages share say nothing
     out = []
     for c, ws in cands:
         shared = ws & query
@@ -69,6 +73,7 @@ def method() -> str:
     if asked == "words":
         return "words"
     from .safety import learned  # numpy: loaded at the first recall, not with the engine
+
     return "minilm" if learned.model_dir() is not None else "words"
 
 
@@ -76,16 +81,19 @@ def digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:16]
 
 
-_vec_cache: dict[str, Any] = {}   # text digest -> unit vector (float32), for every store
+_vec_cache: dict[str, Any] = {}  # text digest -> unit vector (float32), for every store
 _vec_lock = threading.Lock()
-_persisted: "weakref.WeakKeyDictionary[Any, set[tuple[int, str]]]" = weakref.WeakKeyDictionary()  # store -> kept there
+_persisted: "weakref.WeakKeyDictionary[Any, set[tuple[int, str]]]" = (
+    weakref.WeakKeyDictionary()
+)  # store -> kept there
 
 
 def _embed(texts: list[str]) -> list[Any] | None:
     from .safety import learned  # numpy, as in method()
+
     out: list[Any] = []
     for i in range(0, len(texts), EMBED_BATCH):
-        vecs = learned.embed(texts[i:i + EMBED_BATCH])
+        vecs = learned.embed(texts[i : i + EMBED_BATCH])
         if vecs is None:
             return None
         out.extend(vecs)
@@ -97,12 +105,20 @@ def vectors(cands: list[Candidate], store: Any = None) -> dict[str, Any] | None:
     ``m<id>``; what is missing there is written) or the encoder, for at most ``EMBED_MAX_NEW``
     new ones. None when the encoder is not installed."""
     import numpy as np
+
     found: dict[str, Any] = {}
-    saved = _persisted.setdefault(store, set()) if store is not None and hasattr(store, "message_vectors") else None
+    saved = (
+        _persisted.setdefault(store, set())
+        if store is not None and hasattr(store, "message_vectors")
+        else None
+    )
     with _vec_lock:
         cached = {c.key: _vec_cache.get(digest(c.text)) for c in cands}
-    unsaved = [c for c in cands if saved is not None and _mid(c) is not None
-               and (_mid(c), digest(c.text)) not in saved]
+    unsaved = [
+        c
+        for c in cands
+        if saved is not None and _mid(c) is not None and (_mid(c), digest(c.text)) not in saved
+    ]
     stored = store.message_vectors([_mid(c) for c in unsaved], EMBED_MODEL) if unsaved else {}
     write: list[Candidate] = []
     for c in unsaved:
@@ -120,7 +136,11 @@ def vectors(cands: list[Candidate], store: Any = None) -> dict[str, Any] | None:
             return None
         for c, v in zip(todo, vecs):
             cached[c.key] = _remember(digest(c.text), np.asarray(v, dtype=np.float32))
-    rows = [(_mid(c), digest(c.text), cached[c.key].tobytes()) for c in write if cached[c.key] is not None]
+    rows = [
+        (_mid(c), digest(c.text), cached[c.key].tobytes())
+        for c in write
+        if cached[c.key] is not None
+    ]
     if rows:
         store.put_message_vectors(rows, EMBED_MODEL)
         saved.update((r[0], r[1]) for r in rows)
@@ -140,12 +160,14 @@ def _remember(d: str, v: Any) -> Any:
     return v
 
 
-def embed_scores(query_text: str, cands: list[Candidate], store: Any = None
-                 ) -> list[tuple[float, Candidate]] | None:
+def embed_scores(
+    query_text: str, cands: list[Candidate], store: Any = None
+) -> list[tuple[float, Candidate]] | None:
     """(cosine, candidate) at or above ``EMBED_MIN``, best first; None without the encoder. A
     candidate not embedded yet (more than ``EMBED_MAX_NEW`` new ones at once) counts when it
     shares a rare word with the query (scored ``EMBED_MIN``)."""
     import numpy as np
+
     q = vectors([Candidate("q", query_text)])
     if q is None:
         return None
@@ -161,8 +183,11 @@ def embed_scores(query_text: str, cands: list[Candidate], store: Any = None
         out = [(float(s), c) for s, c in zip(sims, keys) if s >= EMBED_MIN]
     if rest:
         query = words(query_text)
-        out += [(EMBED_MIN, c) for s, c in score(query, [(c, words(c.text)) for c in rest])
-                if s >= RECALL_MIN_SCORE]
+        out += [
+            (EMBED_MIN, c)
+            for s, c in score(query, [(c, words(c.text)) for c in rest])
+            if s >= RECALL_MIN_SCORE
+        ]
     return sorted(out, key=lambda x: -x[0])
 
 
@@ -171,8 +196,12 @@ def clip(text: str, limit: int = RECALL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def ranked(query_text: str, cands: list[tuple[Candidate, set[str]]], store: Any = None,
-           how: str | None = None) -> list[tuple[float, Candidate]]:
+def ranked(
+    query_text: str,
+    cands: list[tuple[Candidate, set[str]]],
+    store: Any = None,
+    how: str | None = None,
+) -> list[tuple[float, Candidate]]:
     """The candidates worth recalling for ``query_text``, best first, by ``how`` (default:
     ``method()``; ``minilm`` falls back to ``words`` when the encoder is missing)."""
     how = how or method()
@@ -186,17 +215,23 @@ def ranked(query_text: str, cands: list[tuple[Candidate, set[str]]], store: Any 
     return [(s, c) for s, c in score(query, cands) if s >= RECALL_MIN_SCORE]
 
 
-def recall_lines(query_text: str, cands: list[tuple[Candidate, set[str]]], user_name: str,
-                 count: Callable[[str], int], budget: int = RECALL_BUDGET,
-                 allowed: Callable[[Candidate], bool] = lambda c: True, store: Any = None,
-                 how: str | None = None) -> list[str]:
+def recall_lines(
+    query_text: str,
+    cands: list[tuple[Candidate, set[str]]],
+    user_name: str,
+    count: Callable[[str], int],
+    budget: int = RECALL_BUDGET,
+    allowed: Callable[[Candidate], bool] = lambda c: True,
+    store: Any = None,
+    how: str | None = None,
+) -> list[str]:
     """The note lines for the best earlier messages for ``query_text`` (the user's last message);
     ``allowed`` is asked only about the best-scoring ones (it may be slow: the safety screen).
     ``store``: the history database, where message embeddings are kept."""
     lines, left = [], budget
     ranked_ = ranked(query_text, cands, store, how)
     kept = []
-    for x in ranked_[:RECALL_TOP * 4]:  # asked lazily: the screen's cost, docs/memory.md
+    for x in ranked_[: RECALL_TOP * 4]:  # asked lazily: the screen's cost, docs/memory.md
         if len(kept) == RECALL_TOP:
             break
         if allowed(x[1]):

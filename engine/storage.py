@@ -18,6 +18,7 @@ from engine.errors import NotFound, StorageError
 from engine.migrations import MIGRATIONS, apply_migrations, now
 from engine.paths import db_path
 
+
 class Store:
     """All reads and writes of the history database. Thread-safe (one lock per store)."""
 
@@ -27,6 +28,7 @@ class Store:
         # sqlite-utils imports pandas and numpy when they are installed (slow), so it is
         # imported where a database opens, not when the terminal commands start
         import sqlite_utils
+
         try:
             conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=10)
             self.db = sqlite_utils.Database(conn)
@@ -35,8 +37,10 @@ class Store:
             self.db.enable_wal()
             self.migrate()
         except sqlite3.DatabaseError as e:
-            raise StorageError(f"{self.path}: the history database cannot be opened ({e}); "
-                               "move the file away to start a fresh history.") from None
+            raise StorageError(
+                f"{self.path}: the history database cannot be opened ({e}); "
+                "move the file away to start a fresh history."
+            ) from None
 
     # -- migrations ---------------------------------------------------------------------------
     def migrate(self) -> list[str]:
@@ -51,36 +55,63 @@ class Store:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0]
 
     # -- conversations ------------------------------------------------------------------------
-    def create_conversation(self, *, title: str, group_name: str, policy: str, max_speakers: int,
-                            members: list[dict[str, Any]]) -> int:
+    def create_conversation(
+        self,
+        *,
+        title: str,
+        group_name: str,
+        policy: str,
+        max_speakers: int,
+        members: list[dict[str, Any]],
+    ) -> int:
         with self._lock, self.db.conn:
             ts = now()
-            cid = self.db["conversations"].insert({
-                "title": title, "group_name": group_name, "policy": policy,
-                "max_speakers": max_speakers, "created": ts, "updated": ts,
-            }).last_pk
+            cid = (
+                self.db["conversations"]
+                .insert(
+                    {
+                        "title": title,
+                        "group_name": group_name,
+                        "policy": policy,
+                        "max_speakers": max_speakers,
+                        "created": ts,
+                        "updated": ts,
+                    }
+                )
+                .last_pk
+            )
             for i, m in enumerate(members):
-                self.db["members"].insert({
-                    "conversation_id": cid, "position": i, "name": m["name"],
-                    "persona": json.dumps(m, ensure_ascii=False), "model": m.get("model") or "",
-                    "muted": 0,
-                })
+                self.db["members"].insert(
+                    {
+                        "conversation_id": cid,
+                        "position": i,
+                        "name": m["name"],
+                        "persona": json.dumps(m, ensure_ascii=False),
+                        "model": m.get("model") or "",
+                        "muted": 0,
+                    }
+                )
             return int(cid)
 
     def conversation(self, cid: int) -> dict[str, Any]:
         import sqlite_utils
+
         try:
             return self.db["conversations"].get(cid)
         except sqlite_utils.db.NotFoundError:
             raise NotFound(f"No conversation {cid}; see `mascot history list`.") from None
 
     def conversations(self, search: str = "") -> list[dict[str, Any]]:
-        sql = ("select c.*, (select count(*) from messages m where m.conversation_id = c.id) as n_messages "
-               "from conversations c")
+        sql = (
+            "select c.*, (select count(*) from messages m where m.conversation_id = c.id) as n_messages "
+            "from conversations c"
+        )
         params: list[Any] = []
         if search:
-            sql += (" where c.title like ? or exists (select 1 from messages m where "
-                    "m.conversation_id = c.id and m.text like ?)")
+            sql += (
+                " where c.title like ? or exists (select 1 from messages m where "
+                "m.conversation_id = c.id and m.text like ?)"
+            )
             params = [f"%{search}%", f"%{search}%"]
         sql += " order by c.updated desc, c.id desc"
         return list(self.db.query(sql, params))
@@ -88,7 +119,9 @@ class Store:
     def rename_conversation(self, cid: int, title: str) -> None:
         self.conversation(cid)
         with self._lock, self.db.conn:
-            self.db["conversations"].update(cid, {"title": title.strip()[:200] or "Untitled", "updated": now()})
+            self.db["conversations"].update(
+                cid, {"title": title.strip()[:200] or "Untitled", "updated": now()}
+            )
 
     def update_conversation(self, cid: int, **fields: Any) -> None:
         with self._lock, self.db.conn:
@@ -100,12 +133,21 @@ class Store:
         with self._lock:
             with self.db.conn:
                 # facts found in it go with it; those the user typed or pinned stay, unlinked
-                self.db.execute("delete from memories where conversation_id = ? and source = 'auto' "
-                                "and pinned = 0", [cid])
-                self.db.execute("update memories set conversation_id = null, message_id = null "
-                                "where conversation_id = ?", [cid])
-                self.db.execute("delete from message_vectors where message_id in "
-                                "(select id from messages where conversation_id = ?)", [cid])
+                self.db.execute(
+                    "delete from memories where conversation_id = ? and source = 'auto' "
+                    "and pinned = 0",
+                    [cid],
+                )
+                self.db.execute(
+                    "update memories set conversation_id = null, message_id = null "
+                    "where conversation_id = ?",
+                    [cid],
+                )
+                self.db.execute(
+                    "delete from message_vectors where message_id in "
+                    "(select id from messages where conversation_id = ?)",
+                    [cid],
+                )
                 self.db.execute("delete from messages where conversation_id = ?", [cid])
                 self.db.execute("delete from members where conversation_id = ?", [cid])
                 self.db.execute("delete from conversations where id = ?", [cid])
@@ -114,27 +156,45 @@ class Store:
     def delete_all(self) -> None:
         with self._lock:
             with self.db.conn:
-                for t in ("message_vectors", "lore_entries", "lorebooks", "memories", "messages", "members", "conversations", "models"):
+                for t in (
+                    "message_vectors",
+                    "lore_entries",
+                    "lorebooks",
+                    "memories",
+                    "messages",
+                    "members",
+                    "conversations",
+                    "models",
+                ):
                     self.db.execute(f"delete from {t}")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.db.execute("VACUUM")
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def members(self, cid: int) -> list[dict[str, Any]]:
-        rows = self.db.query("select * from members where conversation_id = ? order by position", [cid])
+        rows = self.db.query(
+            "select * from members where conversation_id = ? order by position", [cid]
+        )
         return [{**r, "persona": json.loads(r["persona"])} for r in rows]
 
-    def set_members(self, cid: int, members: list[dict[str, Any]], muted: set[str] | frozenset = frozenset()) -> None:
+    def set_members(
+        self, cid: int, members: list[dict[str, Any]], muted: set[str] | frozenset = frozenset()
+    ) -> None:
         """Replace a conversation's companions (order, personas, mutes) in one transaction."""
         self.conversation(cid)
         with self._lock, self.db.conn:
             self.db.execute("delete from members where conversation_id = ?", [cid])
             for i, m in enumerate(members):
-                self.db["members"].insert({
-                    "conversation_id": cid, "position": i, "name": m["name"],
-                    "persona": json.dumps(m, ensure_ascii=False), "model": m.get("model") or "",
-                    "muted": int(m["name"] in muted),
-                })
+                self.db["members"].insert(
+                    {
+                        "conversation_id": cid,
+                        "position": i,
+                        "name": m["name"],
+                        "persona": json.dumps(m, ensure_ascii=False),
+                        "model": m.get("model") or "",
+                        "muted": int(m["name"] in muted),
+                    }
+                )
             self.db["conversations"].update(cid, {"updated": now()})
 
     def remove_model(self, name: str) -> bool:
@@ -143,14 +203,23 @@ class Store:
 
     def set_member_muted(self, cid: int, name: str, muted: bool) -> None:
         with self._lock, self.db.conn:
-            self.db.execute("update members set muted = ? where conversation_id = ? and name = ?",
-                            [int(muted), cid, name])
+            self.db.execute(
+                "update members set muted = ? where conversation_id = ? and name = ?",
+                [int(muted), cid, name],
+            )
 
     # -- messages ------------------------------------------------------------------------------
     def add_message(self, cid: int, **fields: Any) -> int:
         """Insert one finished message in its own transaction (durable on return)."""
-        row = {"conversation_id": cid, "created": now(), "status": "done", "directive": "",
-               "model": "", "round": 0, **fields}
+        row = {
+            "conversation_id": cid,
+            "created": now(),
+            "status": "done",
+            "directive": "",
+            "model": "",
+            "round": 0,
+            **fields,
+        }
         if isinstance(row.get("meta"), (dict, list)):
             row["meta"] = json.dumps(row["meta"], ensure_ascii=False)
         with self._lock, self.db.conn:
@@ -168,6 +237,7 @@ class Store:
 
     def message(self, mid: int) -> dict[str, Any]:
         import sqlite_utils
+
         try:
             r = self.db["messages"].get(mid)
         except sqlite_utils.db.NotFoundError:
@@ -185,14 +255,23 @@ class Store:
         """Store a regenerated reply as a new alternative and show it. Returns its index."""
         with self._lock, self.db.conn:
             items = self.variants(mid) + [{"text": text, "directive": directive, "created": now()}]
-            self.db["messages"].update(mid, {"variants": json.dumps(items, ensure_ascii=False),
-                                             "variant": len(items) - 1, "text": text, **stats})
+            self.db["messages"].update(
+                mid,
+                {
+                    "variants": json.dumps(items, ensure_ascii=False),
+                    "variant": len(items) - 1,
+                    "text": text,
+                    **stats,
+                },
+            )
         return len(items) - 1
 
     def select_variant(self, mid: int, index: int) -> str:
         items = self.variants(mid)
         if not 0 <= index < len(items):
-            raise NotFound(f"Message {mid} has {len(items)} alternatives; there is no #{index + 1}.")
+            raise NotFound(
+                f"Message {mid} has {len(items)} alternatives; there is no #{index + 1}."
+            )
         with self._lock, self.db.conn:
             self.db["messages"].update(mid, {"variant": index, "text": items[index]["text"]})
         return items[index]["text"]
@@ -201,7 +280,9 @@ class Store:
         self.message(mid)
         with self._lock, self.db.conn:
             self.db["messages"].update(mid, {"text": text, "edited": 1})
-            self.db.execute("delete from message_vectors where message_id = ?", [mid])  # of the old text
+            self.db.execute(
+                "delete from message_vectors where message_id = ?", [mid]
+            )  # of the old text
 
     def delete_message(self, mid: int) -> None:
         self.message(mid)
@@ -209,22 +290,30 @@ class Store:
             self.db.execute("delete from message_vectors where message_id = ?", [mid])
             self.db.execute("delete from messages where id = ?", [mid])
 
-    def user_messages(self, group_name: str, exclude: int | None = None, limit: int = 2000) -> list[dict[str, Any]]:
+    def user_messages(
+        self, group_name: str, exclude: int | None = None, limit: int = 2000
+    ) -> list[dict[str, Any]]:
         """The user's messages (id, text) in a group's conversations other than ``exclude``,
         newest first: what recall (engine.recall) searches."""
-        return list(self.db.query(
-            "select m.id, m.text from messages m join conversations c on c.id = m.conversation_id "
-            "where c.group_name = ? and m.role = 'user' and m.conversation_id != ? "
-            "order by m.id desc limit ?", [group_name, -1 if exclude is None else exclude, limit]))
+        return list(
+            self.db.query(
+                "select m.id, m.text from messages m join conversations c on c.id = m.conversation_id "
+                "where c.group_name = ? and m.role = 'user' and m.conversation_id != ? "
+                "order by m.id desc limit ?",
+                [group_name, -1 if exclude is None else exclude, limit],
+            )
+        )
 
     def message_vectors(self, ids: list[int], model: str) -> dict[int, tuple[str, bytes]]:
         """Stored embeddings {message id: (text digest, float32 bytes)} of ``model`` for ``ids``."""
         out: dict[int, tuple[str, bytes]] = {}
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+            chunk = ids[i : i + 500]
             rows = self.db.execute(
                 f"select message_id, digest, vec from message_vectors where model = ? and message_id in "
-                f"({','.join('?' * len(chunk))})", [model, *chunk]).fetchall()
+                f"({','.join('?' * len(chunk))})",
+                [model, *chunk],
+            ).fetchall()
             out.update({r[0]: (r[1], r[2]) for r in rows})
         return out
 
@@ -233,44 +322,77 @@ class Store:
         deleted meanwhile are skipped."""
         with self._lock, self.db.conn:
             for mid, digest, vec in rows:
-                self.db.execute("insert or replace into message_vectors (message_id, model, digest, vec) "
-                                "select ?, ?, ?, ? where exists (select 1 from messages where id = ?)",
-                                [mid, model, digest, vec, mid])
+                self.db.execute(
+                    "insert or replace into message_vectors (message_id, model, digest, vec) "
+                    "select ?, ?, ?, ? where exists (select 1 from messages where id = ?)",
+                    [mid, model, digest, vec, mid],
+                )
 
     def last_round(self, cid: int) -> int:
-        row = self.db.execute("select max(round) from messages where conversation_id = ?", [cid]).fetchone()
+        row = self.db.execute(
+            "select max(round) from messages where conversation_id = ?", [cid]
+        ).fetchone()
         return int(row[0] or 0)
 
     # -- memory: facts the companions remember about the user, per group ------------------------
-    def add_memory(self, group_name: str, text: str, *, source: str, conversation_id: int | None = None,
-                   message_id: int | None = None, pinned: bool = False) -> int:
+    def add_memory(
+        self,
+        group_name: str,
+        text: str,
+        *,
+        source: str,
+        conversation_id: int | None = None,
+        message_id: int | None = None,
+        pinned: bool = False,
+    ) -> int:
         with self._lock, self.db.conn:
             ts = now()
-            return int(self.db["memories"].insert({
-                "group_name": group_name, "conversation_id": conversation_id,
-                "message_id": message_id, "text": text, "source": source, "pinned": int(pinned),
-                "created": ts, "updated": ts}).last_pk)
+            return int(
+                self.db["memories"]
+                .insert(
+                    {
+                        "group_name": group_name,
+                        "conversation_id": conversation_id,
+                        "message_id": message_id,
+                        "text": text,
+                        "source": source,
+                        "pinned": int(pinned),
+                        "created": ts,
+                        "updated": ts,
+                    }
+                )
+                .last_pk
+            )
 
     def memories(self, group_name: str | None = None) -> list[dict[str, Any]]:
         """Facts, oldest first (of one group, or all), with the title of the conversation each
         came from (None when it came from none, or that conversation was deleted)."""
-        sql = ("select m.*, c.title as conversation_title from memories m "
-               "left join conversations c on c.id = m.conversation_id")
+        sql = (
+            "select m.*, c.title as conversation_title from memories m "
+            "left join conversations c on c.id = m.conversation_id"
+        )
         params: list[Any] = []
         if group_name is not None:
             sql += " where m.group_name = ?"
             params = [group_name]
-        return [dict(r, pinned=bool(r["pinned"])) for r in self.db.query(sql + " order by m.id", params)]
+        return [
+            dict(r, pinned=bool(r["pinned"])) for r in self.db.query(sql + " order by m.id", params)
+        ]
 
     def memory(self, fid: int) -> dict[str, Any]:
         import sqlite_utils
+
         try:
             r = self.db["memories"].get(fid)
         except sqlite_utils.db.NotFoundError:
-            raise NotFound(f"No remembered fact {fid}; it may have been forgotten already.") from None
+            raise NotFound(
+                f"No remembered fact {fid}; it may have been forgotten already."
+            ) from None
         return dict(r, pinned=bool(r["pinned"]))
 
-    def update_memory(self, fid: int, *, text: str | None = None, pinned: bool | None = None) -> None:
+    def update_memory(
+        self, fid: int, *, text: str | None = None, pinned: bool | None = None
+    ) -> None:
         self.memory(fid)
         fields: dict[str, Any] = {"updated": now()}
         if text is not None:
@@ -290,7 +412,11 @@ class Store:
     _LORE_FLAGS = ("selective", "constant", "case_sensitive", "enabled")
 
     def _lore_row(self, r: dict[str, Any]) -> dict[str, Any]:
-        out = dict(r, keys=json.loads(r["keys"] or "[]"), secondary_keys=json.loads(r["secondary_keys"] or "[]"))
+        out = dict(
+            r,
+            keys=json.loads(r["keys"] or "[]"),
+            secondary_keys=json.loads(r["secondary_keys"] or "[]"),
+        )
         for f in self._LORE_FLAGS:
             out[f] = bool(r[f])
         return out
@@ -305,14 +431,18 @@ class Store:
 
     def lore_entry(self, eid: int) -> dict[str, Any]:
         import sqlite_utils
+
         try:
             return self._lore_row(self.db["lore_entries"].get(eid))
         except sqlite_utils.db.NotFoundError:
             raise NotFound(f"No lorebook entry {eid}; it may have been deleted already.") from None
 
     def _lore_fields(self, entry: dict[str, Any]) -> dict[str, Any]:
-        fields = {k: entry[k] for k in ("name", "content", "insertion_order", "priority", "position")
-                  if k in entry}
+        fields = {
+            k: entry[k]
+            for k in ("name", "content", "insertion_order", "priority", "position")
+            if k in entry
+        }
         for k in ("keys", "secondary_keys"):
             if k in entry:
                 fields[k] = json.dumps(list(entry[k]), ensure_ascii=False)
@@ -325,10 +455,23 @@ class Store:
         """Add an entry (a checked ``engine.lorebook.check_entry`` dict) to a group's book."""
         with self._lock, self.db.conn:
             ts = now()
-            row = {"group_name": group_name, "name": "", "keys": "[]", "secondary_keys": "[]",
-                   "content": "", "selective": 0, "constant": 0, "case_sensitive": 0, "enabled": 1,
-                   "insertion_order": 100.0, "priority": 10.0, "position": "after_char",
-                   **self._lore_fields(entry), "created": ts, "updated": ts}
+            row = {
+                "group_name": group_name,
+                "name": "",
+                "keys": "[]",
+                "secondary_keys": "[]",
+                "content": "",
+                "selective": 0,
+                "constant": 0,
+                "case_sensitive": 0,
+                "enabled": 1,
+                "insertion_order": 100.0,
+                "priority": 10.0,
+                "position": "after_char",
+                **self._lore_fields(entry),
+                "created": ts,
+                "updated": ts,
+            }
             self._touch_lorebook(group_name)
             return int(self.db["lore_entries"].insert(row).last_pk)
 
@@ -349,20 +492,40 @@ class Store:
         if self.db.execute("select 1 from lorebooks where group_name = ?", [group_name]).fetchone():
             table.update(group_name, {**settings, "updated": now()})
         else:
-            table.insert({"group_name": group_name, "name": "", "scan_depth": None, "token_budget": None,
-                          **settings, "updated": now()})
+            table.insert(
+                {
+                    "group_name": group_name,
+                    "name": "",
+                    "scan_depth": None,
+                    "token_budget": None,
+                    **settings,
+                    "updated": now(),
+                }
+            )
 
-    def set_lorebook_settings(self, group_name: str, *, scan_depth: int | None = None,
-                              token_budget: int | None = None, name: str | None = None) -> None:
+    def set_lorebook_settings(
+        self,
+        group_name: str,
+        *,
+        scan_depth: int | None = None,
+        token_budget: int | None = None,
+        name: str | None = None,
+    ) -> None:
         """A group book's scan depth, token budget or name (None: leave as is)."""
-        settings = {k: v for k, v in (("scan_depth", scan_depth), ("token_budget", token_budget),
-                                      ("name", name)) if v is not None}
+        settings = {
+            k: v
+            for k, v in (("scan_depth", scan_depth), ("token_budget", token_budget), ("name", name))
+            if v is not None
+        }
         with self._lock, self.db.conn:
             self._touch_lorebook(group_name, **settings)
 
     def has_lorebook(self, group_name: str) -> bool:
         """Whether the group's book lives in the database (once made or edited in the app)."""
-        return self.db.execute("select 1 from lorebooks where group_name = ?", [group_name]).fetchone() is not None
+        return (
+            self.db.execute("select 1 from lorebooks where group_name = ?", [group_name]).fetchone()
+            is not None
+        )
 
     def group_lorebook(self, group_name: str) -> dict[str, Any] | None:
         """The group's book in V2 ``character_book`` form (None when it has none here), the
@@ -375,9 +538,25 @@ class Store:
             if rows[0][k] is not None:
                 book[k] = rows[0][k]
         for e in self.lore_entries(group_name):
-            book["entries"].append({k: e[k] for k in (
-                "name", "keys", "secondary_keys", "content", "selective", "constant", "case_sensitive",
-                "enabled", "insertion_order", "priority", "position")} | {"id": e["id"]})
+            book["entries"].append(
+                {
+                    k: e[k]
+                    for k in (
+                        "name",
+                        "keys",
+                        "secondary_keys",
+                        "content",
+                        "selective",
+                        "constant",
+                        "case_sensitive",
+                        "enabled",
+                        "insertion_order",
+                        "priority",
+                        "position",
+                    )
+                }
+                | {"id": e["id"]}
+            )
         return book
 
     def set_group_lorebook(self, group_name: str, book: dict[str, Any]) -> None:
@@ -386,15 +565,33 @@ class Store:
         with self._lock, self.db.conn:
             self.db.execute("delete from lore_entries where group_name = ?", [group_name])
             self.db.execute("delete from lorebooks where group_name = ?", [group_name])
-            self._touch_lorebook(group_name, name=book.get("name") or "",
-                                 scan_depth=book.get("scan_depth"), token_budget=book.get("token_budget"))
+            self._touch_lorebook(
+                group_name,
+                name=book.get("name") or "",
+                scan_depth=book.get("scan_depth"),
+                token_budget=book.get("token_budget"),
+            )
             ts = now()
             for e in book.get("entries") or []:
-                self.db["lore_entries"].insert({
-                    "group_name": group_name, "name": "", "keys": "[]", "secondary_keys": "[]",
-                    "content": "", "selective": 0, "constant": 0, "case_sensitive": 0, "enabled": 1,
-                    "insertion_order": 100.0, "priority": 10.0, "position": "after_char",
-                    **self._lore_fields(e), "created": ts, "updated": ts})
+                self.db["lore_entries"].insert(
+                    {
+                        "group_name": group_name,
+                        "name": "",
+                        "keys": "[]",
+                        "secondary_keys": "[]",
+                        "content": "",
+                        "selective": 0,
+                        "constant": 0,
+                        "case_sensitive": 0,
+                        "enabled": 1,
+                        "insertion_order": 100.0,
+                        "priority": 10.0,
+                        "position": "after_char",
+                        **self._lore_fields(e),
+                        "created": ts,
+                        "updated": ts,
+                    }
+                )
 
     # -- models -------------------------------------------------------------------------------
     def upsert_model(self, info: dict[str, Any]) -> None:
@@ -402,7 +599,10 @@ class Store:
             self.db["models"].upsert(info, pk="name")
 
     def models(self) -> list[dict[str, Any]]:
-        return [dict(r, bundled=bool(r["bundled"])) for r in self.db["models"].rows_where(order_by="name")]
+        return [
+            dict(r, bundled=bool(r["bundled"]))
+            for r in self.db["models"].rows_where(order_by="name")
+        ]
 
     def model(self, name: str) -> dict[str, Any] | None:
         rows = list(self.db["models"].rows_where("name = ?", [name]))
@@ -415,9 +615,14 @@ class Store:
 
     def export_markdown(self, cid: int) -> str:
         conv = self.conversation(cid)
-        lines = [f"# {conv['title']}", "",
-                 f"Group: {conv['group_name']} · policy: {conv['policy']} · started {conv['created']}", "",
-                 "Companions: " + ", ".join(m["name"] for m in self.members(cid)), ""]
+        lines = [
+            f"# {conv['title']}",
+            "",
+            f"Group: {conv['group_name']} · policy: {conv['policy']} · started {conv['created']}",
+            "",
+            "Companions: " + ", ".join(m["name"] for m in self.members(cid)),
+            "",
+        ]
         for m in self.messages(cid):
             who = "You" if m["role"] == "user" else m["speaker"]
             lines.append(f"**{who}** ({m['created'][:19].replace('T', ' ')}):")

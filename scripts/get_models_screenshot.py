@@ -4,6 +4,7 @@
 
 With TOTAL_GB FREE_GB the page is labelled for a simulated computer with that much memory.
 """
+
 import os
 import sys
 import tempfile
@@ -27,6 +28,7 @@ def main() -> None:
     window.show()
     if len(sys.argv) > 3:
         import app.get_models as page_module
+
         memory = (int(float(sys.argv[2]) * 1e9), int(float(sys.argv[3]) * 1e9))
         page_module.memory_info = lambda: memory
     dlg = window.open_models()

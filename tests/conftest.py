@@ -18,12 +18,14 @@ def mascot_home(tmp_path, monkeypatch):
 def pool():
     """One llama.cpp runtime for the bundled model, shared by the whole test session."""
     from engine.llm.runtime import RuntimePool
+
     return RuntimePool(n_ctx=2048)
 
 
 @pytest.fixture(scope="session")
 def bundled_path():
     from engine.models.registry import bundled_model_path
+
     return bundled_model_path()
 
 
@@ -31,13 +33,14 @@ def bundled_path():
 def real_backend_for(pool, bundled_path):
     def factory(model=None):
         return pool.get(model or bundled_path)
+
     return factory
 
 
 @pytest.fixture
 def store():
     from engine.storage import Store
+
     s = Store()
     yield s
     s.close()
-

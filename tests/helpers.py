@@ -13,10 +13,17 @@ def run_round(chat, text, cancel=None):
 
 
 def make_group(names=("Mia", "Theo", "Ada"), name="test"):
-    members = [persona_from_dict({
-        "name": n, "role": f"the {r} of the group", "traits": [r, "kind"],
-        "speaking_style": f"Talks like a {r}.",
-    }) for n, r in zip(names, ["listener", "planner", "joker", "mentor", "skeptic"])]
+    members = [
+        persona_from_dict(
+            {
+                "name": n,
+                "role": f"the {r} of the group",
+                "traits": [r, "kind"],
+                "speaking_style": f"Talks like a {r}.",
+            }
+        )
+        for n, r in zip(names, ["listener", "planner", "joker", "mentor", "skeptic"])
+    ]
     return PersonaSet(name=name, title=name.title(), description="test group", members=members)
 
 
@@ -28,4 +35,5 @@ def varied(text):
     def reply(req):
         count[0] += 1
         return f"#{count[0]} {text}"
+
     return reply

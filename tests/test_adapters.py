@@ -1,5 +1,6 @@
 """Per-persona LoRA adapters: PEFT -> llama.cpp GGUF conversion, adapters switched per request on
 one shared runtime, the registry/persona hook, refusals, and the cost measurement."""
+
 import dataclasses
 import json
 import re
@@ -13,7 +14,9 @@ from engine.errors import ModelError
 from training.common import TrainError
 
 # peft 0.21 calls a transformers API that transformers deprecates (not ours to fix)
-pytestmark = pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`is_gradient_checkpointing` is deprecated:FutureWarning"
+)
 
 ALL_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -27,6 +30,7 @@ def one_line(err):
 def randomize_lora(peft_model, seed, b_scale, qk_boost=1.0):
     """PEFT starts B at zero (a no-op adapter); give A and B random values so it changes outputs."""
     import torch
+
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in peft_model.named_parameters():
@@ -39,13 +43,22 @@ def randomize_lora(peft_model, seed, b_scale, qk_boost=1.0):
 
 # -- conversion, checked against llama.cpp's own converter (tiny random Llama, no llama.cpp) -----
 
+
 def tiny_adapter(folder, **lora):
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
+
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=64, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     base = folder / "base"
     config.save_pretrained(str(base))
     settings = {"r": 4, "lora_alpha": 8, "target_modules": ALL_MODULES, "lora_dropout": 0.0, **lora}
@@ -58,9 +71,12 @@ def tiny_adapter(folder, **lora):
 def gguf_deltas(path):
     """{(layer, llama.cpp tensor): alpha / r * B @ A} as llama.cpp computes it, plus the metadata."""
     from gguf import GGUFReader
+
     r = GGUFReader(str(path))
-    meta = {k: r.fields[k].contents() for k in ("general.type", "general.architecture", "adapter.type",
-                                                 "adapter.lora.alpha")}
+    meta = {
+        k: r.fields[k].contents()
+        for k in ("general.type", "general.architecture", "adapter.type", "adapter.lora.alpha")
+    }
     t = {x.name: np.asarray(x.data, dtype=np.float32) for x in r.tensors}
     out = {}
     for name, a in t.items():
@@ -71,11 +87,15 @@ def gguf_deltas(path):
     return out, meta
 
 
-@pytest.mark.parametrize("lora", [
-    {},
-    {"use_rslora": True},
-    {"rank_pattern": {"v_proj": 2}, "alpha_pattern": {"down_proj": 3.0}},
-], ids=["plain", "rslora", "patterns"])
+@pytest.mark.parametrize(
+    "lora",
+    [
+        {},
+        {"use_rslora": True},
+        {"rank_pattern": {"v_proj": 2}, "alpha_pattern": {"down_proj": 3.0}},
+    ],
+    ids=["plain", "rslora", "patterns"],
+)
 def test_gguf_update_equals_the_hf_update_as_llama_cpp_converts_it(tmp_path, lora):
     """llama.cpp's HF converter permutes q/k rows (conversion.llama.LlamaModel.permute); the
     adapter's update B @ A must arrive permuted the same way, with the same scale."""
@@ -84,11 +104,16 @@ def test_gguf_update_equals_the_hf_update_as_llama_cpp_converts_it(tmp_path, lor
     from peft.tuners.lora import Linear as LoraLinear
 
     from training.adapter_gguf import MODULES, write_lora_gguf
+
     adapter, base, model, config = tiny_adapter(tmp_path, **lora)
     out = write_lora_gguf(adapter, tmp_path / "tiny-lora.gguf", base=base, dtype="f32")
     deltas, meta = gguf_deltas(out)
-    assert meta == {"general.type": "adapter", "general.architecture": "llama", "adapter.type": "lora",
-                    "adapter.lora.alpha": 8.0}
+    assert meta == {
+        "general.type": "adapter",
+        "general.architecture": "llama",
+        "adapter.type": "lora",
+        "adapter.lora.alpha": 8.0,
+    }
     checked = 0
     for name, module in model.named_modules():
         if not isinstance(module, LoraLinear):
@@ -100,13 +125,16 @@ def test_gguf_update_equals_the_hf_update_as_llama_cpp_converts_it(tmp_path, lor
             hf = LlamaModel.permute(hf, config.num_attention_heads, config.num_attention_heads)
         elif m[2] == "self_attn.k_proj":
             hf = LlamaModel.permute(hf, config.num_attention_heads, config.num_key_value_heads)
-        np.testing.assert_allclose(deltas[(int(m[1]), MODULES[m[2]])], hf.numpy(), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(
+            deltas[(int(m[1]), MODULES[m[2]])], hf.numpy(), rtol=1e-4, atol=1e-6
+        )
         checked += 1
     assert checked == len(deltas) == 2 * 7
 
 
 def test_q_and_k_are_really_permuted_and_f16_is_the_default(tmp_path):
     from training.adapter_gguf import write_lora_gguf
+
     adapter, base, model, _ = tiny_adapter(tmp_path)
     deltas, _ = gguf_deltas(write_lora_gguf(adapter, tmp_path / "a.gguf", base=base))
     with mock.patch("training.adapter_gguf._permute", lambda w, n_head, n_kv: w):
@@ -115,6 +143,7 @@ def test_q_and_k_are_really_permuted_and_f16_is_the_default(tmp_path):
         same = np.allclose(d, unpermuted[(layer, name)])
         assert same == (name not in ("attn_q", "attn_k")), name
     from gguf import GGUFReader
+
     assert {t.tensor_type.name for t in GGUFReader(str(tmp_path / "a.gguf")).tensors} == {"F16"}
 
 
@@ -123,22 +152,26 @@ def _edit_config(adapter, **changes):
     f.write_text(json.dumps({**json.loads(f.read_text()), **changes}))
 
 
-@pytest.mark.parametrize("case,needle", [
-    ("missing", "no such adapter folder"),
-    ("no-config", "no adapter_config.json"),
-    ("bad-json", "unreadable adapter config"),
-    ("dora", "DoRA"),
-    ("no-base", "base model is needed"),
-    ("no-weights", "no adapter_model.safetensors"),
-    ("damaged-weights", "cannot read the adapter weights"),
-    ("extra-module", "full modules"),
-    ("foreign-tensor", "unsupported tensor"),
-    ("wrong-base", "not a multiple"),
-])
+@pytest.mark.parametrize(
+    "case,needle",
+    [
+        ("missing", "no such adapter folder"),
+        ("no-config", "no adapter_config.json"),
+        ("bad-json", "unreadable adapter config"),
+        ("dora", "DoRA"),
+        ("no-base", "base model is needed"),
+        ("no-weights", "no adapter_model.safetensors"),
+        ("damaged-weights", "cannot read the adapter weights"),
+        ("extra-module", "full modules"),
+        ("foreign-tensor", "unsupported tensor"),
+        ("wrong-base", "not a multiple"),
+    ],
+)
 def test_bad_adapters_are_refused_with_one_line(tmp_path, case, needle):
     from safetensors.torch import load_file, save_file
 
     from training.adapter_gguf import write_lora_gguf
+
     adapter, base, _, _ = tiny_adapter(tmp_path)
     weights = adapter / "adapter_model.safetensors"
     kwargs = {"base": base}
@@ -165,7 +198,9 @@ def test_bad_adapters_are_refused_with_one_line(tmp_path, case, needle):
         save_file(t, str(weights))
     elif case == "wrong-base":
         cfg = json.loads((base / "config.json").read_text())
-        (base / "config.json").write_text(json.dumps({**cfg, "num_attention_heads": 3, "num_key_value_heads": 3}))
+        (base / "config.json").write_text(
+            json.dumps({**cfg, "num_attention_heads": 3, "num_key_value_heads": 3})
+        )
     with pytest.raises(TrainError) as e:
         write_lora_gguf(adapter, tmp_path / "out.gguf", **kwargs)
     assert needle in one_line(e)
@@ -189,6 +224,7 @@ def f32_copy(src, dest):
     llama.cpp on it computes what the dequantized HF model computes, without the Q4_1 x Q8_1
     activation rounding that makes the quantized file disagree with HF at ~2% of positions."""
     import gguf
+
     r = gguf.GGUFReader(str(src))
     w = gguf.GGUFWriter(str(dest), str(r.fields["general.architecture"].contents()))
     for name, f in r.fields.items():
@@ -199,7 +235,9 @@ def f32_copy(src, dest):
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
     for t in r.tensors:
         shape = tuple(int(x) for x in reversed(t.shape.tolist()))
-        w.add_tensor(t.name, gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape))
+        w.add_tensor(
+            t.name, gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
+        )
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -212,6 +250,7 @@ def lora(tmp_path_factory):
     """A random r=4 LoRA on all seven projections of the (dequantized) bundled model, as PEFT
     writes it, converted with write_lora_gguf; plus the HF reference argmaxes."""
     import torch
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the CPU is shared; spinning threads only slow everyone down
     try:
@@ -228,14 +267,16 @@ def _make_lora(folder):
 
     from engine.models.registry import bundled_model_path
     from training.adapter_gguf import write_lora_gguf
+
     gguf_path = bundled_model_path()
     base_f32 = f32_copy(gguf_path, folder / "base-f32.gguf")
     llm = Llama(model_path=str(gguf_path), n_ctx=64, n_threads=1, verbose=False)
     ids = [llm.tokenize(t.encode(), add_bos=False, special=True) for t in FIDELITY_TEXTS]
     llm.close()
     # transformers' GGUF loader dequantizes and undoes llama.cpp's q/k permutation on its own
-    model = AutoModelForCausalLM.from_pretrained(str(gguf_path.parent), gguf_file=gguf_path.name,
-                                                 dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(
+        str(gguf_path.parent), gguf_file=gguf_path.name, dtype=torch.float32
+    ).eval()
 
     def argmax(m):
         with torch.inference_mode():
@@ -243,16 +284,31 @@ def _make_lora(folder):
 
     ref_base = argmax(model)
     torch.manual_seed(0)
-    peft_model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=ALL_MODULES,
-                                                  lora_dropout=0.0, task_type="CAUSAL_LM"))
+    peft_model = get_peft_model(
+        model,
+        LoraConfig(
+            r=4, lora_alpha=8, target_modules=ALL_MODULES, lora_dropout=0.0, task_type="CAUSAL_LM"
+        ),
+    )
     randomize_lora(peft_model, seed=0, b_scale=0.15, qk_boost=3.0)
-    peft_model.save_pretrained(str(folder / "adapter"), save_embedding_layers=False)  # no Hub lookup
+    peft_model.save_pretrained(
+        str(folder / "adapter"), save_embedding_layers=False
+    )  # no Hub lookup
     path = write_lora_gguf(folder / "adapter", folder / "mia-lora.gguf", base=gguf_path)
     with mock.patch("training.adapter_gguf._permute", lambda w, n_head, n_kv: w):
-        unpermuted = write_lora_gguf(folder / "adapter", folder / "unpermuted-lora.gguf", base=gguf_path)
+        unpermuted = write_lora_gguf(
+            folder / "adapter", folder / "unpermuted-lora.gguf", base=gguf_path
+        )
     ref_merged = argmax(peft_model.merge_and_unload().eval())
-    return {"path": path, "unpermuted": unpermuted, "base_f32": base_f32, "ids": ids,
-            "ref_base": ref_base, "ref_merged": ref_merged, "folder": folder}
+    return {
+        "path": path,
+        "unpermuted": unpermuted,
+        "base_f32": base_f32,
+        "ids": ids,
+        "ref_base": ref_base,
+        "ref_merged": ref_merged,
+        "folder": folder,
+    }
 
 
 def agreement(a, b):
@@ -261,8 +317,16 @@ def agreement(a, b):
 
 def llama_argmax(model_path, ids, lora_path=None):
     from llama_cpp import Llama
-    llm = Llama(model_path=str(model_path), n_ctx=256, n_batch=256, n_threads=1, logits_all=True,
-                verbose=False, lora_path=str(lora_path) if lora_path else None)
+
+    llm = Llama(
+        model_path=str(model_path),
+        n_ctx=256,
+        n_batch=256,
+        n_threads=1,
+        logits_all=True,
+        verbose=False,
+        lora_path=str(lora_path) if lora_path else None,
+    )
     try:
         out = []
         for x in ids:
@@ -281,8 +345,10 @@ def test_adapter_in_llama_cpp_reproduces_the_merged_hf_model(lora):
     fidelity = agreement(llama_argmax(lora["base_f32"], ids, lora["path"]), merged)
     changed = agreement(lora["ref_base"], merged)  # the adapter really changes the predictions
     wrong = agreement(llama_argmax(lora["base_f32"], ids, lora["unpermuted"]), merged)
-    print(f"positions {sum(map(len, ids))}: adapter {fidelity:.4f}, base without adapter {changed:.4f}, "
-          f"adapter without the q/k permutation {wrong:.4f}")
+    print(
+        f"positions {sum(map(len, ids))}: adapter {fidelity:.4f}, base without adapter {changed:.4f}, "
+        f"adapter without the q/k permutation {wrong:.4f}"
+    )
     assert fidelity >= 0.98
     assert changed <= 0.9
     assert wrong <= fidelity - 0.1  # the permutation is needed, and it is the right one
@@ -290,11 +356,24 @@ def test_adapter_in_llama_cpp_reproduces_the_merged_hf_model(lora):
 
 def chat_request(slot, turns, adapter=None, max_tokens=12):
     from engine.llm.backend import GenRequest
-    msgs = [{"role": "system", "content": f"You are {slot}, a friend in a small group chat. Reply briefly."}]
+
+    msgs = [
+        {
+            "role": "system",
+            "content": f"You are {slot}, a friend in a small group chat. Reply briefly.",
+        }
+    ]
     for i, t in enumerate(turns):
         msgs.append({"role": "user" if i % 2 == 0 else "assistant", "content": t})
-    return GenRequest(slot=slot, messages=msgs, max_tokens=max_tokens, temperature=0.0,
-                      repeat_penalty=1.0, seed=1, adapter=adapter)
+    return GenRequest(
+        slot=slot,
+        messages=msgs,
+        max_tokens=max_tokens,
+        temperature=0.0,
+        repeat_penalty=1.0,
+        seed=1,
+        adapter=adapter,
+    )
 
 
 def run(rt, req):
@@ -325,6 +404,7 @@ def test_personas_with_and_without_adapter_alternate_on_one_runtime(lora, bundle
     results for a token depend slightly on how the prompt was split into batches (KV reused
     from a previous turn vs one full prefill), so the reference must split it the same way."""
     from engine.llm.runtime import LlamaRuntime
+
     adapters = {"Ben": None, "Mia": str(lora["path"])}
     turns = {n: [FIRST] for n in adapters}
     outs: dict = {n: [] for n in adapters}
@@ -354,7 +434,9 @@ def test_personas_with_and_without_adapter_alternate_on_one_runtime(lora, bundle
     plain = LlamaRuntime(bundled_path, n_ctx=1024, n_threads=1)  # never sees an adapter
     try:
         assert two_turns(plain, "Ben", None)[0] == outs["Ben"]
-        assert run(plain, chat_request("Zoe", mia_second))[0] == mia_plain  # one full prefill, like Mia's
+        assert (
+            run(plain, chat_request("Zoe", mia_second))[0] == mia_plain
+        )  # one full prefill, like Mia's
     finally:
         plain.close()
     assert all(outs["Mia"]) and all(outs["Ben"])
@@ -369,15 +451,28 @@ def test_a_batch_context_with_the_adapter_decodes_what_the_persona_says_alone(lo
     from the base model's."""
     from engine.llm.batch import BatchGenerator
     from engine.llm.runtime import LlamaRuntime
-    asks = [[FIRST], ["User: I failed my driving test again."], ["User: My sister is visiting tomorrow."]]
+
+    asks = [
+        [FIRST],
+        ["User: I failed my driving test again."],
+        ["User: My sister is visiting tomorrow."],
+    ]
     rt = LlamaRuntime(bundled_path, n_ctx=512, n_threads=1)
     try:
-        alone = [run(rt, chat_request(f"Mia{i}", t, str(lora["path"])))[0] for i, t in enumerate(asks)]
+        alone = [
+            run(rt, chat_request(f"Mia{i}", t, str(lora["path"])))[0] for i, t in enumerate(asks)
+        ]
         plain = [run(rt, chat_request(f"Ben{i}", t))[0] for i, t in enumerate(asks)]
         with BatchGenerator(rt, n_seq=3, n_ctx=512, adapter=lora["path"]) as gen:
-            batched = [r.text for r in gen.generate([chat_request(f"Mia{i}", t) for i, t in enumerate(asks)])]
+            batched = [
+                r.text
+                for r in gen.generate([chat_request(f"Mia{i}", t) for i, t in enumerate(asks)])
+            ]
         with BatchGenerator(rt, n_seq=3, n_ctx=512) as gen:
-            batched_plain = [r.text for r in gen.generate([chat_request(f"Ben{i}", t) for i, t in enumerate(asks)])]
+            batched_plain = [
+                r.text
+                for r in gen.generate([chat_request(f"Ben{i}", t) for i, t in enumerate(asks)])
+            ]
     finally:
         rt.close()
     assert all(alone) and batched == alone
@@ -387,14 +482,15 @@ def test_a_batch_context_with_the_adapter_decodes_what_the_persona_says_alone(lo
 @pytest.mark.model
 @pytest.mark.timeout(1800)
 def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
-    from engine.llm.adapters import AdapterBackend
     from engine.chat.backends import default_backend_factory
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
-    from engine.models.registry import BUNDLED_NAME, ModelRegistry
-    from engine.personas import PersonaSet, persona_from_dict
+    from engine.llm.adapters import AdapterBackend
     from engine.llm.backend import Generation
     from engine.llm.runtime import LlamaRuntime
+    from engine.models.registry import BUNDLED_NAME, ModelRegistry
+    from engine.personas import PersonaSet, persona_from_dict
+
     info = ModelRegistry(store).add_adapter(lora["path"], base=BUNDLED_NAME, name="mia-lora")
     assert (info.kind, info.base) == ("lora", BUNDLED_NAME)
     stored = ModelRegistry(store).get("mia-lora")
@@ -423,16 +519,32 @@ def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
                             yield p
                     finally:
                         gen.close()
+
                 return Generation(it(), gen.stats)
+
         return Recorder()
 
-    members = [persona_from_dict({"name": n, "role": "a friend", "traits": ["kind"],
-                                  "speaking_style": "Short and warm.", "model": m})
-               for n, m in (("Ben", None), ("Mia", "mia-lora"))]
+    members = [
+        persona_from_dict(
+            {
+                "name": n,
+                "role": "a friend",
+                "traits": ["kind"],
+                "speaking_style": "Short and warm.",
+                "model": m,
+            }
+        )
+        for n, m in (("Ben", None), ("Mia", "mia-lora"))
+    ]
     group = PersonaSet(name="duo", title="Duo", description="test", members=members)
-    chat = GroupChat(group, settings=ChatSettings(policy="round-robin", max_speakers=2, temperature=0.0,
-                                                  max_tokens=16, seed=1),
-                     store=store, backend_for=recording)
+    chat = GroupChat(
+        group,
+        settings=ChatSettings(
+            policy="round-robin", max_speakers=2, temperature=0.0, max_tokens=16, seed=1
+        ),
+        store=store,
+        backend_for=recording,
+    )
     events = list(chat.send("Any idea for a quiet evening?", threading.Event()))
     # both turns ran, Ben's on the plain base model and Mia's on her adapter (whether a reply is
     # then posted or dropped as a copy depends on the words, which differ between CPUs)
@@ -457,9 +569,10 @@ def test_a_persona_uses_a_registered_adapter_over_the_shared_base(lora, store):
 def test_non_adapter_files_are_refused_with_one_line(lora, bundled_path, tmp_path, store, capsys):
     import os
 
-    from mascot_cli.main import main
-    from engine.models.registry import BUNDLED_NAME, ModelRegistry, inspect_adapter, inspect_gguf
     from engine.llm.runtime import LlamaRuntime
+    from engine.models.registry import BUNDLED_NAME, ModelRegistry, inspect_adapter, inspect_gguf
+    from mascot_cli.main import main
+
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(os.urandom(50_000))
     with pytest.raises(ModelError) as e:
@@ -482,6 +595,7 @@ def test_non_adapter_files_are_refused_with_one_line(lora, bundled_path, tmp_pat
             one_line(e)
         # a real adapter of another model: llama.cpp refuses it, we say so in one line
         from training.adapter_gguf import write_lora_gguf
+
         adapter, base, _, _ = tiny_adapter(tmp_path)
         other = write_lora_gguf(adapter, tmp_path / "tiny-lora.gguf", base=base)
         with pytest.raises(ModelError) as e:
@@ -494,9 +608,13 @@ def test_non_adapter_files_are_refused_with_one_line(lora, bundled_path, tmp_pat
 
 @pytest.mark.model
 def test_cli_registers_and_lists_an_adapter(lora, capsys):
-    from mascot_cli.main import main
     from engine.models.registry import BUNDLED_NAME
-    assert main(["models", "add-adapter", str(lora["path"]), "--base", BUNDLED_NAME, "--name", "mia"]) == 0
+    from mascot_cli.main import main
+
+    assert (
+        main(["models", "add-adapter", str(lora["path"]), "--base", BUNDLED_NAME, "--name", "mia"])
+        == 0
+    )
     assert "Added adapter mia: LoRA on " + BUNDLED_NAME in capsys.readouterr().out
     assert main(["models", "list"]) == 0
     assert re.search(r"^mia .* LoRA on " + re.escape(BUNDLED_NAME), capsys.readouterr().out, re.M)
@@ -507,15 +625,27 @@ def test_cli_registers_and_lists_an_adapter(lora, capsys):
 def test_adapter_costs_reports_memory_and_switch_times(lora, bundled_path):
     from engine.llm.adapters import adapter_costs
     from engine.llm.runtime import LlamaRuntime
+
     rt = LlamaRuntime(bundled_path, n_ctx=512, n_threads=1)
     try:
         costs = adapter_costs(rt, lora["path"], switches=5, turns=1, decode_tokens=4)
-        assert costs["adapter_file_mb"] == pytest.approx(lora["path"].stat().st_size / 1e6, abs=1e-3)
+        assert costs["adapter_file_mb"] == pytest.approx(
+            lora["path"].stat().st_size / 1e6, abs=1e-3
+        )
         assert not costs["loaded_before"] and costs["switch_ms"] > 0
-        for k in ("rss_load_mb", "pss_load_mb", "rss_used_mb", "first_token_ms_plain",
-                  "first_token_ms_to_adapter", "first_token_ms_from_adapter", "decode_tps_adapter"):
+        for k in (
+            "rss_load_mb",
+            "pss_load_mb",
+            "rss_used_mb",
+            "first_token_ms_plain",
+            "first_token_ms_to_adapter",
+            "first_token_ms_from_adapter",
+            "decode_tps_adapter",
+        ):
             assert isinstance(costs[k], float), k
         assert rt._adapter is None and not any(s.startswith("__cost") for s in rt._slots)
-        assert adapter_costs(rt, lora["path"], switches=1, turns=1, decode_tokens=2)["loaded_before"]
+        assert adapter_costs(rt, lora["path"], switches=1, turns=1, decode_tokens=2)[
+            "loaded_before"
+        ]
     finally:
         rt.close()

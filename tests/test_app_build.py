@@ -1,4 +1,5 @@
 """The PyInstaller bundle: build it with build.spec and run the frozen app's screenshot mode."""
+
 import json
 import os
 import shutil
@@ -7,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_app_main import check_png, fast_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,9 +20,23 @@ def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
     if importlib_missing("PyInstaller"):
         pytest.fail("PyInstaller is not installed; run `.venv/bin/pip install pyinstaller`.")
     work, dist = tmp_path / "build", tmp_path / "dist"
-    r = subprocess.run([sys.executable, "-m", "PyInstaller", "build.spec", "--noconfirm",
-                        "--workpath", str(work), "--distpath", str(dist)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "PyInstaller",
+            "build.spec",
+            "--noconfirm",
+            "--workpath",
+            str(work),
+            "--distpath",
+            str(dist),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     app_dir = dist / "mascot"
     exe = app_dir / ("mascot.exe" if os.name == "nt" else "mascot")
@@ -39,19 +53,36 @@ def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
     env.pop("MASCOT_BUNDLED_MODEL", None)
     env.pop("MASCOT_ASSETS", None)
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # no probe result yet: the bundle runs its own
-    r = subprocess.run([str(exe), "--screenshot", str(out), "--say", "Hello!"], cwd=tmp_path,
-                       env=env, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [str(exe), "--screenshot", str(out), "--say", "Hello!"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     check_png(out)
     # the start-up probe ran through the bundle's own entry point and its verdict was stored
     probe = json.loads((tmp_path / "cache" / "mascot" / "llama-probe.json").read_text())
-    assert [v["ok"] for v in probe.values()] == [True] and "decoded" in list(probe.values())[0]["message"]
+    assert [v["ok"] for v in probe.values()] == [True] and "decoded" in list(probe.values())[0][
+        "message"
+    ]
     # the frozen app screens with its learned layer too: this goodbye has no word the rules know
-    r = subprocess.run([str(exe), "--safety-probe", LEARNED_ONLY], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(exe), "--safety-probe", LEARNED_ONLY],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == {
-        "level": "urgent", "source": "learned", "learned_available": True}
+        "level": "urgent",
+        "source": "learned",
+        "learned_available": True,
+    }
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -60,4 +91,5 @@ LEARNED_ONLY = "gave my xbox and my guitar to my cousins. wont need them where i
 
 def importlib_missing(name):
     import importlib.util
+
     return importlib.util.find_spec(name) is None

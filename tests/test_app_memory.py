@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from app_helpers import open_window
 from PySide6.QtCore import Qt
 
 from app import theme
-from app_helpers import open_window
 
 pytestmark = pytest.mark.model
 ROUND_TIMEOUT = 180_000
@@ -48,8 +48,9 @@ def test_memory_panel_lists_pins_and_forgets_facts(window, qtbot):
     with qtbot.waitSignal(s.round_finished, timeout=ROUND_TIMEOUT):
         qtbot.keyClick(edit, Qt.Key.Key_Return)
     assert texts(window) == ["My dog is called Rex"]
-    assert "you said it" in s.memory.data(s.memory.index(0)) and s.conversation["title"] in \
-        s.memory.data(s.memory.index(0))
+    assert "you said it" in s.memory.data(s.memory.index(0)) and s.conversation[
+        "title"
+    ] in s.memory.data(s.memory.index(0))
     # pinning a message (right-click → Remember this) makes a pinned fact
     uid = next(r["id"] for r in s.messages.rows if r["role"] == "user")
     window.chat_view.remember_requested.emit(uid)

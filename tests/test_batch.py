@@ -7,13 +7,16 @@ import threading
 import numpy as np
 import pytest
 
-from engine.llm.batch import BatchGenerator, common_prefix, generate_many, sample_token
 from engine.errors import ModelError
 from engine.llm.backend import FakeBackend, GenRequest
+from engine.llm.batch import BatchGenerator, common_prefix, generate_many, sample_token
 
 SYSTEM = {"role": "system", "content": "You are Mia, a cheerful friend who loves the seaside."}
-PROMPTS = ["Tell me about your weekend plans.", "What is your favourite food, and why?",
-           "I can't sleep. Any advice for tonight?"]
+PROMPTS = [
+    "Tell me about your weekend plans.",
+    "What is your favourite food, and why?",
+    "I can't sleep. Any advice for tonight?",
+]
 
 
 def chat(user):
@@ -21,10 +24,9 @@ def chat(user):
 
 
 def greedy(user, slot, max_tokens=20, stop=()):
-    return GenRequest(slot=slot, messages=chat(user), max_tokens=max_tokens, temperature=0.0,
-                      stop=list(stop))
-
-
+    return GenRequest(
+        slot=slot, messages=chat(user), max_tokens=max_tokens, temperature=0.0, stop=list(stop)
+    )
 
 
 def assert_same_replies(batched: list[str], sequential: list[str]) -> None:
@@ -38,14 +40,18 @@ def assert_same_replies(batched: list[str], sequential: list[str]) -> None:
     for i, text in enumerate(batched):
         own = common_prefix(text, sequential[i])
         assert own >= min(12, len(text), len(sequential[i])), (text, sequential[i])
-        assert all(own > common_prefix(text, other) for j, other in enumerate(sequential) if j != i
-                   and other != sequential[i]), (text, sequential)
+        assert all(
+            own > common_prefix(text, other)
+            for j, other in enumerate(sequential)
+            if j != i and other != sequential[i]
+        ), (text, sequential)
 
 
 @pytest.fixture(scope="module")
 def runtime(bundled_path):
     """Its own runtime with one thread: a busy 2-core machine runs these far faster so."""
     from engine.llm.runtime import LlamaRuntime
+
     rt = LlamaRuntime(bundled_path, n_ctx=1024, n_threads=1)
     yield rt
     rt.llm.close()
@@ -73,7 +79,9 @@ def test_greedy_batched_equals_sequential(gen, reference):
     assert_same_replies([r.text for r in results], [reference[p] for p in PROMPTS])
     assert all(r.text and r.completion_tokens > 0 and r.prompt_tokens > 10 for r in results)
     # the same batch again gives the same texts: batching is deterministic on one machine
-    assert [r.text for r in gen.generate([greedy(p, "b") for p in PROMPTS])] == [r.text for r in results]
+    assert [r.text for r in gen.generate([greedy(p, "b") for p in PROMPTS])] == [
+        r.text for r in results
+    ]
     # the shared system prompt is evaluated once, not three times
     assert sum(r.prefilled_tokens for r in results) < sum(r.prompt_tokens for r in results)
 
@@ -82,8 +90,10 @@ def test_greedy_batched_equals_sequential(gen, reference):
 def test_long_prompts_batched_equal_sequential(gen, runtime):
     """Prompts read in several chunks (one ~100 tokens: one batch; one ~220: 64 + 64 + ~90)
     give the same greedy replies batched as through the app's runtime."""
-    story = ("Last week I started a new job at a bakery, and the early mornings are hard, but the "
-             "people are kind and the bread smells wonderful. ")
+    story = (
+        "Last week I started a new job at a bakery, and the early mornings are hard, but the "
+        "people are kind and the bread smells wonderful. "
+    )
     prompts = [story * 3 + "What should I do this weekend?", story * 7 + "How do I keep going?"]
     sizes = [runtime.count_tokens(p) for p in prompts]
     assert 80 < sizes[0] < 128 and 192 < sizes[1] < 300, sizes
@@ -97,8 +107,18 @@ def test_long_prompts_batched_equal_sequential(gen, runtime):
 
 @pytest.mark.model
 def test_seeds_differ_and_reproduce(runtime):
-    reqs = [GenRequest(slot="s", messages=chat(PROMPTS[0]), max_tokens=16, temperature=1.0,
-                       top_p=0.95, top_k=0, seed=seed) for seed in (11, 22, 33, 44)]
+    reqs = [
+        GenRequest(
+            slot="s",
+            messages=chat(PROMPTS[0]),
+            max_tokens=16,
+            temperature=1.0,
+            top_p=0.95,
+            top_k=0,
+            seed=seed,
+        )
+        for seed in (11, 22, 33, 44)
+    ]
     with BatchGenerator(runtime, n_seq=4, n_ctx=256, n_threads=1) as g:
         first = g.generate(reqs)
         # same seeds, other order and another batch size: the same texts
@@ -118,7 +138,9 @@ def test_stop_strings_and_max_tokens(gen, runtime, reference):
     ref = reference[PROMPTS[0]]
     stop = ref[12:16]
     assert stop.strip() and ref.find(stop) >= 0
-    batched = gen.generate([greedy(PROMPTS[0], "b", stop=[stop]), greedy(PROMPTS[1], "b", max_tokens=5)])
+    batched = gen.generate(
+        [greedy(PROMPTS[0], "b", stop=[stop]), greedy(PROMPTS[1], "b", max_tokens=5)]
+    )
     seq = runtime.generate(greedy(PROMPTS[0], "batch-stop", stop=[stop])).text()
     runtime.drop_slot("batch-stop")
     assert batched[0].text == ref[: ref.find(stop)] == seq
@@ -137,7 +159,9 @@ def test_more_requests_than_sequences(runtime, reference):
     with BatchGenerator(runtime, n_seq=2, n_ctx=256, n_threads=1, exact=False) as g:
         loose = g.generate([greedy(p, "b", max_tokens=8) for p in prompts])
     assert len(loose) == 6
-    assert all(r.completion_tokens > 0 and r.stopped in ("stop", "length") and r.text for r in loose)
+    assert all(
+        r.completion_tokens > 0 and r.stopped in ("stop", "length") and r.text for r in loose
+    )
 
 
 @pytest.mark.model
@@ -195,8 +219,10 @@ def test_cancel_stops_and_generator_stays_usable(gen, reference):
     done = threading.Event()
     done.set()
     assert all(r.stopped == "cancelled" for r in gen.generate(reqs[:2], done))
-    assert_same_replies([r.text for r in gen.generate([greedy(p, "b") for p in PROMPTS])],
-                        [reference[p] for p in PROMPTS])
+    assert_same_replies(
+        [r.text for r in gen.generate([greedy(p, "b") for p in PROMPTS])],
+        [reference[p] for p in PROMPTS],
+    )
 
 
 @pytest.mark.model
@@ -211,8 +237,10 @@ def test_prompt_longer_than_context_is_one_clear_line(gen):
 
 @pytest.mark.model
 def test_generate_many_on_runtime_and_close(runtime, reference):
-    assert_same_replies(generate_many(runtime, [greedy(p, "b") for p in PROMPTS], n_seq=2),
-                        [reference[p] for p in PROMPTS])
+    assert_same_replies(
+        generate_many(runtime, [greedy(p, "b") for p in PROMPTS], n_seq=2),
+        [reference[p] for p in PROMPTS],
+    )
     g = BatchGenerator(runtime, n_seq=1, n_ctx=128, n_threads=1)
     g.close()
     g.close()
@@ -253,13 +281,24 @@ def test_sampler_settings():
 @pytest.mark.model
 def test_training_sample_batches_k_replies(runtime, monkeypatch):
     from training.sample import batch_generator, generate_replies
-    reqs = [GenRequest(slot="sample", messages=chat(PROMPTS[1]), max_tokens=8, temperature=1.0,
-                       top_p=0.95, top_k=0, seed=100 + i) for i in range(3)]
+
+    reqs = [
+        GenRequest(
+            slot="sample",
+            messages=chat(PROMPTS[1]),
+            max_tokens=8,
+            temperature=1.0,
+            top_p=0.95,
+            top_k=0,
+            seed=100 + i,
+        )
+        for i in range(3)
+    ]
     batch = batch_generator(runtime, 3, 256)
     assert isinstance(batch, BatchGenerator) and batch.n_seq == 3
     try:
         texts = generate_replies(runtime, batch, reqs)
-        assert generate_replies(runtime, batch, reqs) == texts   # seeded: reproducible
+        assert generate_replies(runtime, batch, reqs) == texts  # seeded: reproducible
     finally:
         batch.close()
     assert len(texts) == 3 and all(isinstance(t, str) and t for t in texts)
@@ -271,6 +310,7 @@ def test_training_sample_batches_k_replies(runtime, monkeypatch):
 
 def test_unbatchable_requests_are_refused_or_routed():
     from engine.llm.batch import batchable
+
     plain = greedy(PROMPTS[0], "x")
     schema = GenRequest(slot="x", messages=chat(PROMPTS[0]), json_schema={"type": "object"})
     assert batchable(plain) and not batchable(schema)
@@ -283,6 +323,7 @@ def test_a_model_job_keeps_the_crisis_screen_to_one_core(runtime, gen):
     BLAS thread for a long message; before and after it may take both cores (engine.cpu)."""
     from engine import cpu
     from engine.safety import learned
+
     two = 2 if (os.cpu_count() or 1) >= 2 else 1
     assert not cpu.busy() and learned.blas_threads(500) == two
     during = []
@@ -294,7 +335,7 @@ def test_a_model_job_keeps_the_crisis_screen_to_one_core(runtime, gen):
     assert not cpu.busy() and learned.blas_threads(500) == two
     g = runtime.generate(greedy(PROMPTS[0], "batch-busy", max_tokens=20))
     next(iter(g))
-    g.close()                                  # a reply stopped early releases the mark too
+    g.close()  # a reply stopped early releases the mark too
     runtime.drop_slot("batch-busy")
     assert not cpu.busy()
     gen.generate([greedy(PROMPTS[1], "b", max_tokens=4)])

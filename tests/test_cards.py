@@ -14,8 +14,8 @@ import pytest
 from engine.card_files import export_card, import_card, read_card
 from engine.cards import MAX_CARD_BYTES, V2, V3, card_from_persona, persona_from_card
 from engine.errors import CardError, PersonaError
-from engine.personas import Persona, persona_from_dict
 from engine.persona_files import load_set_file
+from engine.personas import Persona, persona_from_dict
 
 # -- a PNG writer/reader written independently of engine.cards ---------------------------------
 
@@ -45,9 +45,9 @@ def parse_png(raw: bytes) -> list[tuple[bytes, bytes]]:
     assert raw[:8] == SIG
     pos, out = 8, []
     while pos < len(raw):
-        length, ctype = struct.unpack(">I4s", raw[pos:pos + 8])
-        data = raw[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", raw[pos + 8 + length:pos + 12 + length])
+        length, ctype = struct.unpack(">I4s", raw[pos : pos + 8])
+        data = raw[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", raw[pos + 8 + length : pos + 12 + length])
         assert crc == zlib.crc32(ctype + data), f"bad CRC in {ctype!r}"
         out.append((ctype, data))
         pos += 12 + length
@@ -74,14 +74,34 @@ LOREBOOK = {
     "recursive_scanning": False,
     "extensions": {"world_tool": {"v": 1}},
     "entries": [
-        {"keys": ["lighthouse", "beacon"], "content": "The lighthouse has been dark since 1998.",
-         "extensions": {"position": 0, "probability": 100}, "enabled": True, "insertion_order": 100,
-         "case_sensitive": False, "name": "Lighthouse", "priority": 10, "id": 0, "comment": "",
-         "selective": False, "secondary_keys": [], "constant": False, "position": "before_char"},
-        {"keys": ["Ferry"], "content": "The ferry leaves at 6:40 sharp.\nNever later.",
-         "extensions": {}, "enabled": False, "insertion_order": 50, "id": 1,
-         "secondary_keys": ["morning"], "selective": True, "constant": True,
-         "position": "after_char"},
+        {
+            "keys": ["lighthouse", "beacon"],
+            "content": "The lighthouse has been dark since 1998.",
+            "extensions": {"position": 0, "probability": 100},
+            "enabled": True,
+            "insertion_order": 100,
+            "case_sensitive": False,
+            "name": "Lighthouse",
+            "priority": 10,
+            "id": 0,
+            "comment": "",
+            "selective": False,
+            "secondary_keys": [],
+            "constant": False,
+            "position": "before_char",
+        },
+        {
+            "keys": ["Ferry"],
+            "content": "The ferry leaves at 6:40 sharp.\nNever later.",
+            "extensions": {},
+            "enabled": False,
+            "insertion_order": 50,
+            "id": 1,
+            "secondary_keys": ["morning"],
+            "selective": True,
+            "constant": True,
+            "position": "after_char",
+        },
     ],
 }
 
@@ -99,15 +119,15 @@ def st_v2_card() -> dict:
     data = {
         "name": "Captain Mara",
         "description": "{{char}} is a retired ferry captain who runs the harbor cafe. She knows "
-                       "every boat by its engine sound.\nShe distrusts tourists but loves "
-                       "{{user}}'s questions.",
+        "every boat by its engine sound.\nShe distrusts tourists but loves "
+        "{{user}}'s questions.",
         "personality": "gruff; warm underneath, nostalgic,  sharp-eyed ,",
         "scenario": "A foggy morning in the harbor cafe.",
         "first_mes": "*wipes the counter* Morning, {{user}}. Coffee's strong today.",
         "mes_example": "<START>\n{{user}}: What's the weather like?\n{{char}}: Fog till noon, "
-                       "then wind from the west. Trust me.\n<START>\n{{user}}: Tell me a story.\n"
-                       "{{char}}: Pull up a stool, {{user}}. This one's about the night the "
-                       "beacon failed.",
+        "then wind from the west. Trust me.\n<START>\n{{user}}: Tell me a story.\n"
+        "{{char}}: Pull up a stool, {{user}}. This one's about the night the "
+        "beacon failed.",
         "creator_notes": "Best with a slow pace.",
         "system_prompt": "",
         "post_history_instructions": "Keep {{char}} grounded.",
@@ -119,9 +139,17 @@ def st_v2_card() -> dict:
         "extensions": copy.deepcopy(UNKNOWN_EXTENSIONS),
         "unknown_data_field": {"keep": "me"},
     }
-    card = {"spec": V2, "spec_version": "2.0", "data": data,
-            "create_date": "2024-5-1 @12h 00m 00s 000ms", "avatar": "none", "chat": "Mara - x",
-            "talkativeness": "0.5", "fav": False, "unknown_top_field": [1, 2, 3]}
+    card = {
+        "spec": V2,
+        "spec_version": "2.0",
+        "data": data,
+        "create_date": "2024-5-1 @12h 00m 00s 000ms",
+        "avatar": "none",
+        "chat": "Mara - x",
+        "talkativeness": "0.5",
+        "fav": False,
+        "unknown_top_field": [1, 2, 3],
+    }
     for key in ("name", "description", "personality", "scenario", "first_mes", "mes_example"):
         card[key] = data[key]
     return card
@@ -130,32 +158,50 @@ def st_v2_card() -> dict:
 def st_v3_card() -> dict:
     card = st_v2_card()
     card["spec"], card["spec_version"] = V3, "3.0"
-    card["data"].update({"nickname": "Cap", "group_only_greetings": ["Everyone, sit."],
-                         "assets": [{"type": "icon", "uri": "ccdefault:", "name": "main",
-                                     "ext": "png"}],
-                         "creation_date": 1700000000, "modification_date": 1700000001,
-                         "source": ["https://example.invalid/card"]})
+    card["data"].update(
+        {
+            "nickname": "Cap",
+            "group_only_greetings": ["Everyone, sit."],
+            "assets": [{"type": "icon", "uri": "ccdefault:", "name": "main", "ext": "png"}],
+            "creation_date": 1700000000,
+            "modification_date": 1700000001,
+            "source": ["https://example.invalid/card"],
+        }
+    )
     return card
 
 
 def mascot_persona() -> Persona:
-    return persona_from_dict({
-        "name": "Theo",
-        "role": "a practical planner who turns worries into small next steps",
-        "traits": ["practical", "calm", "organised", "direct"],
-        "speaking_style": "Short numbered steps; asks one concrete question at a time.",
-        "goals": ["break problems into doable steps", "check what the user can control"],
-        "boundaries": ["never pushes a plan the user did not agree to",
-                       "no medical, legal or financial advice"],
-        "example_lines": ["Let's pick one thing for today.", "What's the smallest next step?",
-                          "Okay: one, call back; two, rest."],
-        "color": "#2f6fb0",
-        "avatar": "🗂️",
-        "model": "smollm2-360m",
-        "sampling": {"temperature": 0.6, "top_p": 0.9, "top_k": 30, "repeat_penalty": 1.1,
-                     "max_tokens": 120},
-        "extensions": {"ui": {"pinned": True}},
-    }, "test")
+    return persona_from_dict(
+        {
+            "name": "Theo",
+            "role": "a practical planner who turns worries into small next steps",
+            "traits": ["practical", "calm", "organised", "direct"],
+            "speaking_style": "Short numbered steps; asks one concrete question at a time.",
+            "goals": ["break problems into doable steps", "check what the user can control"],
+            "boundaries": [
+                "never pushes a plan the user did not agree to",
+                "no medical, legal or financial advice",
+            ],
+            "example_lines": [
+                "Let's pick one thing for today.",
+                "What's the smallest next step?",
+                "Okay: one, call back; two, rest.",
+            ],
+            "color": "#2f6fb0",
+            "avatar": "🗂️",
+            "model": "smollm2-360m",
+            "sampling": {
+                "temperature": 0.6,
+                "top_p": 0.9,
+                "top_k": 30,
+                "repeat_penalty": 1.1,
+                "max_tokens": 120,
+            },
+            "extensions": {"ui": {"pinned": True}},
+        },
+        "test",
+    )
 
 
 def fields(p: Persona) -> dict:
@@ -170,6 +216,7 @@ def write_json(path: Path, card) -> Path:
 
 
 # -- import mapping -----------------------------------------------------------------------------
+
 
 def test_import_handwritten_sillytavern_png(tmp_path):
     card = st_v2_card()
@@ -191,9 +238,14 @@ def test_import_handwritten_sillytavern_png(tmp_path):
 
 
 def test_import_v1_flat_json(tmp_path):
-    card = {"name": "Old Bot", "description": "A cheerful robot. It beeps.",
-            "personality": "cheerful, curious", "scenario": "",
-            "first_mes": "Beep! Hello {{user}}!", "mes_example": "<BOT>: Beep boop, <USER>."}
+    card = {
+        "name": "Old Bot",
+        "description": "A cheerful robot. It beeps.",
+        "personality": "cheerful, curious",
+        "scenario": "",
+        "first_mes": "Beep! Hello {{user}}!",
+        "mes_example": "<BOT>: Beep boop, <USER>.",
+    }
     p = import_card(write_json(tmp_path / "old.json", card))
     assert p.name == "Old Bot"
     assert p.role == "A cheerful robot"
@@ -203,8 +255,12 @@ def test_import_v1_flat_json(tmp_path):
 
 
 def test_import_v1_tavernai_aliases():
-    card = {"char_name": "Nyx", "char_persona": "Nyx is a night-owl poet.",
-            "char_greeting": "Still awake?", "example_dialogue": "Nyx: The moon agrees with me."}
+    card = {
+        "char_name": "Nyx",
+        "char_persona": "Nyx is a night-owl poet.",
+        "char_greeting": "Still awake?",
+        "example_dialogue": "Nyx: The moon agrees with me.",
+    }
     p = persona_from_card(card, "nyx.json")
     assert (p.name, p.role) == ("Nyx", "a night-owl poet")
     assert p.example_lines == ["The moon agrees with me.", "Still awake?"]
@@ -212,14 +268,19 @@ def test_import_v1_tavernai_aliases():
 
 
 def test_long_card_texts_are_clipped_to_the_schema():
-    card = {"spec": V2, "spec_version": "2.0", "data": {
-        "name": "X" * 30 + " " + "Y" * 30 + ": the long one",
-        "description": "word " * 3000,
-        "personality": ", ".join(f"trait number {i} " + "z" * 100 for i in range(40)),
-        "first_mes": "hello " * 200,
-        "mes_example": "\n".join("{{char}}: " + "line " * 100 for _ in range(20)),
-        "system_prompt": "s " * 1000,
-        "extensions": {}}}
+    card = {
+        "spec": V2,
+        "spec_version": "2.0",
+        "data": {
+            "name": "X" * 30 + " " + "Y" * 30 + ": the long one",
+            "description": "word " * 3000,
+            "personality": ", ".join(f"trait number {i} " + "z" * 100 for i in range(40)),
+            "first_mes": "hello " * 200,
+            "mes_example": "\n".join("{{char}}: " + "line " * 100 for _ in range(20)),
+            "system_prompt": "s " * 1000,
+            "extensions": {},
+        },
+    }
     p = persona_from_card(card, "long.json")
     assert 1 <= len(p.name) <= 40 and ":" not in p.name
     assert len(p.role) <= 200 and len(p.speaking_style) <= 400
@@ -234,12 +295,18 @@ def test_card_without_texts_still_gives_a_valid_persona():
 
 
 def test_role_falls_back_to_creator_notes():
-    p = persona_from_card({"spec": V2, "data": {"name": "Q", "description": "",
-                                                "creator_notes": "A riddle master. Enjoy!"}}, "q")
+    p = persona_from_card(
+        {
+            "spec": V2,
+            "data": {"name": "Q", "description": "", "creator_notes": "A riddle master. Enjoy!"},
+        },
+        "q",
+    )
     assert p.role == "A riddle master"
 
 
 # -- round trips ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("spec", [V2, V3])
 @pytest.mark.parametrize("suffix", [".json", ".png"])
@@ -287,9 +354,19 @@ def test_foreign_card_round_trip_keeps_unknown_fields_and_lorebook(tmp_path, spe
     assert data["unknown_data_field"] == {"keep": "me"}
     assert card["unknown_top_field"] == [1, 2, 3]
     # untouched texts stay exactly as written
-    for key in ("description", "personality", "scenario", "first_mes", "mes_example",
-                "creator_notes", "post_history_instructions", "alternate_greetings", "tags",
-                "creator", "character_version"):
+    for key in (
+        "description",
+        "personality",
+        "scenario",
+        "first_mes",
+        "mes_example",
+        "creator_notes",
+        "post_history_instructions",
+        "alternate_greetings",
+        "tags",
+        "creator",
+        "character_version",
+    ):
         assert data[key] == original["data"][key], key
     if source == "v3":
         assert data["assets"] == original["data"]["assets"]
@@ -359,8 +436,10 @@ def test_edited_imported_persona_updates_only_changed_card_fields(tmp_path):
 def test_png_prefers_ccv3_over_chara(tmp_path):
     old = {"spec": V2, "spec_version": "2.0", "data": {"name": "Old Name", "description": "V2."}}
     new = st_v3_card()
-    for order in ((text_chunk("chara", old), text_chunk("ccv3", new)),
-                  (text_chunk("ccv3", new), text_chunk("chara", old))):
+    for order in (
+        (text_chunk("chara", old), text_chunk("ccv3", new)),
+        (text_chunk("ccv3", new), text_chunk("chara", old)),
+    ):
         path = tmp_path / "both.png"
         path.write_bytes(tiny_png(*order))
         assert import_card(path).name == "Captain Mara"
@@ -368,8 +447,9 @@ def test_png_prefers_ccv3_over_chara(tmp_path):
 
 def test_png_falls_back_to_chara_when_ccv3_is_broken(tmp_path):
     path = tmp_path / "broken-v3.png"
-    path.write_bytes(tiny_png(chunk(b"tEXt", b"ccv3\0!!!not base64!!!"),
-                              text_chunk("chara", st_v2_card())))
+    path.write_bytes(
+        tiny_png(chunk(b"tEXt", b"ccv3\0!!!not base64!!!"), text_chunk("chara", st_v2_card()))
+    )
     assert import_card(path).name == "Captain Mara"
 
 
@@ -403,6 +483,7 @@ def test_cards_load_as_persona_sets(tmp_path):
 
 
 # -- errors ---------------------------------------------------------------------------------------
+
 
 def _error(path: Path) -> str:
     with pytest.raises(CardError) as info:
@@ -473,10 +554,11 @@ def test_error_too_large(tmp_path):
 
 
 def test_error_card_without_name(tmp_path):
-    for name, card in (("noname.json", {"spec": V2, "spec_version": "2.0",
-                                        "data": {"description": "Nameless."}}),
-                       ("blank.json", {"spec": V3, "data": {"name": "   "}}),
-                       ("v1.json", {"description": "flat without name"})):
+    for name, card in (
+        ("noname.json", {"spec": V2, "spec_version": "2.0", "data": {"description": "Nameless."}}),
+        ("blank.json", {"spec": V3, "data": {"name": "   "}}),
+        ("v1.json", {"description": "flat without name"}),
+    ):
         assert "has no name" in _error(write_json(tmp_path / name, card))
     path = tmp_path / "noname.png"
     path.write_bytes(tiny_png(text_chunk("chara", {"spec": V2, "data": {"name": ""}})))

@@ -7,14 +7,14 @@ import re
 
 import pytest
 
+from engine.chat.events import MessageEvent
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
-from engine.chat.events import MessageEvent
+from engine.errors import InputError
 from engine.llm.backend import FakeBackend
 from engine.paths import assets_dir
 from engine.persona_files import load_set
 from training.corpus import Corpus, Round, Turn, parse_round
-from engine.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def _words(text: str) -> list[str]:
 
 def _grams(text: str, n: int = 8) -> set[tuple[str, ...]]:
     w = _words(text)
-    return {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
+    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
 
 
 def test_the_corpus_copies_nothing_of_the_evaluation(train, test_split):
@@ -76,36 +76,65 @@ def test_the_corpus_copies_nothing_of_the_evaluation(train, test_split):
                 held |= _grams(sc["user_message"])
                 for h in sc.get("history", []):
                     held |= _grams(h["text"])
-    copied = [(r.id, text) for c in (train, test_split) for r in c.rounds
-              for text in (r.user_message, *(t.text for t in r.all_turns()))
-              if _grams(text) & held]
+    copied = [
+        (r.id, text)
+        for c in (train, test_split)
+        for r in c.rounds
+        for text in (r.user_message, *(t.text for t in r.all_turns()))
+        if _grams(text) & held
+    ]
     assert copied == []
 
 
 def test_a_malformed_line_is_one_clear_error():
     with pytest.raises(InputError, match=r"x.jsonl:3: field 'user_message' must be non-empty"):
-        parse_round(json.dumps({"id": "a", "writer": "w", "split": "train", "domain": "support",
-                                "group": "support", "situation": "s", "turns": []}), "x.jsonl:3")
+        parse_round(
+            json.dumps(
+                {
+                    "id": "a",
+                    "writer": "w",
+                    "split": "train",
+                    "domain": "support",
+                    "group": "support",
+                    "situation": "s",
+                    "turns": [],
+                }
+            ),
+            "x.jsonl:3",
+        )
 
 
 def test_narration_and_off_menu_directives_are_refused(train):
-    r = Round(id="t-1", writer="w", split="train", domain="support", group="support",
-              situation="s", user_message="I passed my driving test.",
-              turns=[Turn("Mia", "*smiles* That is wonderful."),
-                     Turn("Theo", "Two steps now.", directive="Plan a party"),
-                     Turn("Bob", "Hello.")])
+    r = Round(
+        id="t-1",
+        writer="w",
+        split="train",
+        domain="support",
+        group="support",
+        situation="s",
+        user_message="I passed my driving test.",
+        turns=[
+            Turn("Mia", "*smiles* That is wonderful."),
+            Turn("Theo", "Two steps now.", directive="Plan a party"),
+            Turn("Bob", "Hello."),
+        ],
+    )
     found = " ".join(train.problems(r))
-    assert "narrates" in found and "not on Theo's menu" in found and "'Bob' is not a member" in found
+    assert (
+        "narrates" in found and "not on Theo's menu" in found and "'Bob' is not a member" in found
+    )
 
 
 def test_an_example_is_exactly_the_request_the_app_sends():
     """A round played through GroupChat (round-robin) and the same round read from the corpus
     give each companion the same messages and stop strings."""
     group = load_set("support")
-    replies = ["Passing after three tries says a lot about sticking with it. How does it feel?",
-               "One: book a first solo drive on a quiet road. Two: pick a day this week.",
-               "My own test ended with me reversing into a bin, so you are already ahead of me.",
-               "In my experience the things we fail at first are the ones we remember with pride."]
+    replies = [
+        "Passing after three tries says a lot about sticking with it. How does it feel?",
+        "One: book a first solo drive on a quiet road. Two: pick a day this week.",
+        "My own test ended with me reversing into a bin, so you are already ahead of me.",
+        "In my experience the things we fail at first are the ones we remember with pride.",
+    ]
     fake = FakeBackend(list(replies))
     settings = ChatSettings(policy="round-robin", max_speakers=4)
     chat = GroupChat(group, settings=settings, backend_for=lambda _model: fake)
@@ -114,9 +143,16 @@ def test_an_example_is_exactly_the_request_the_app_sends():
     spoken = [name for name, _ in said]
     sent = [r for r in fake.requests if r.max_tokens > 16]  # the companions' turns, not decisions
     assert len(spoken) == 4 and len(sent) == 4
-    r = Round(id="t-2", writer="w", split="train", domain="support", group="support",
-              situation="s", user_message="I finally passed my driving test, third time lucky.",
-              turns=[Turn(name, text) for name, text in said])
+    r = Round(
+        id="t-2",
+        writer="w",
+        split="train",
+        domain="support",
+        group="support",
+        situation="s",
+        user_message="I finally passed my driving test, third time lucky.",
+        turns=[Turn(name, text) for name, text in said],
+    )
     examples = list(Corpus("train").examples([r]))
     assert [e.target for e in examples] == [text for _, text in said]
     for ex, app_req in zip(examples, sent):

@@ -1,19 +1,20 @@
 """The "Get models" page of the Models dialog, driven like a user would (offscreen), with downloads
 from the loopback stand-in Hub (never the internet)."""
+
 import hashlib
 import json
 
 import pytest
 from PySide6.QtCore import Qt
+from test_hub import FILE, PATH, REPO, StandInHub
 
 from app import theme
 from app.config import AppSettings
 from app.get_models import BUNDLED_ID
 from app.window import MainWindow
 from engine.models.catalog import FIT, NO_FIT, SLOW, catalog_path, entry_need, load_catalog
-from test_hub import FILE, PATH, REPO, StandInHub
 
-GB = 10 ** 9
+GB = 10**9
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -39,7 +40,9 @@ def open_page(window, qtbot):
     return dlg, dlg.get_page
 
 
-def test_the_page_labels_every_entry_for_this_computer_and_recommends_one(window, qtbot, monkeypatch):
+def test_the_page_labels_every_entry_for_this_computer_and_recommends_one(
+    window, qtbot, monkeypatch
+):
     monkeypatch.setattr("app.get_models.memory_info", lambda: (8 * GB, 4 * GB))
     dlg, page = open_page(window, qtbot)
     page.reload()
@@ -55,10 +58,13 @@ def test_the_page_labels_every_entry_for_this_computer_and_recommends_one(window
     assert set(labels.values()) >= {FIT, SLOW}
     rec = [o for o in offers if o.recommended]
     assert len(rec) == 1 and rec[0].fit.label == FIT
-    assert all(o.fit.label != FIT for o in offers[1:offers.index(rec[0])])  # the best that fits
+    assert all(o.fit.label != FIT for o in offers[1 : offers.index(rec[0])])  # the best that fits
     assert page.selected() == rec[0].id and page.download_button.isEnabled()
     shown = page.model.data(page.model.index(offers.index(rec[0]), 0))
-    assert shown.startswith("★ ") and "For this computer: 8.0 GB of memory, 4.0 GB free" in page.header.text()
+    assert (
+        shown.startswith("★ ")
+        and "For this computer: 8.0 GB of memory, 4.0 GB free" in page.header.text()
+    )
     slow = next(o for o in offers if o.fit.label == SLOW)
     page.table.selectRow(offers.index(slow))
     assert "May be slow" in page.model.data(page.model.index(offers.index(slow), 3))
@@ -76,18 +82,34 @@ def test_the_page_labels_every_entry_for_this_computer_and_recommends_one(window
 def one_entry_catalog(tmp_path, monkeypatch, bundled_path, **pins):
     """A catalog whose only entry is the bundled model's file on the stand-in Hub."""
     data = json.loads(catalog_path().read_text())
-    entry = dict(data["models"][0], id="tiny-pick", name="Tiny Pick", repo=REPO, file=FILE,
-                 size_bytes=bundled_path.stat().st_size, parameters=134_515_008, layers=30, kv_heads=3,
-                 head_dim=64, vocab=49152, **{"sha256": None, "md5": None, **pins})
+    entry = dict(
+        data["models"][0],
+        id="tiny-pick",
+        name="Tiny Pick",
+        repo=REPO,
+        file=FILE,
+        size_bytes=bundled_path.stat().st_size,
+        parameters=134_515_008,
+        layers=30,
+        kv_heads=3,
+        head_dim=64,
+        vocab=49152,
+        **{"sha256": None, "md5": None, **pins},
+    )
     f = tmp_path / "catalog.json"
     f.write_text(json.dumps({**data, "models": [entry], "recommend_order": ["tiny-pick"]}))
     monkeypatch.setattr("engine.models.catalog.catalog_path", lambda: f)
 
 
-def test_download_resumes_verifies_registers_and_is_offered_to_the_group(window, qtbot, monkeypatch, tmp_path,
-                                                                         bundled_path):
-    one_entry_catalog(tmp_path, monkeypatch, bundled_path,
-                      sha256=hashlib.sha256(bundled_path.read_bytes()).hexdigest())
+def test_download_resumes_verifies_registers_and_is_offered_to_the_group(
+    window, qtbot, monkeypatch, tmp_path, bundled_path
+):
+    one_entry_catalog(
+        tmp_path,
+        monkeypatch,
+        bundled_path,
+        sha256=hashlib.sha256(bundled_path.read_bytes()).hexdigest(),
+    )
     hub = StandInHub({PATH: bundled_path}, cut_after={PATH: 4 << 20}, cuts=1)
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
     try:
@@ -101,12 +123,19 @@ def test_download_resumes_verifies_registers_and_is_offered_to_the_group(window,
     finally:
         hub.close()
     assert finished.args == [True], page.status.text()
-    assert hub.ranges == [None, f"bytes={4 << 20}-"]  # the cut connection was resumed, not restarted
+    assert hub.ranges == [
+        None,
+        f"bytes={4 << 20}-",
+    ]  # the cut connection was resumed, not restarted
     assert any("MB/s" in t and "left" in t for t in labels)
     assert "verified" in page.status.text()
     qtbot.waitUntil(lambda: any(m.name == "tiny-pick" for m in dlg.model.items), timeout=60_000)
     offer = page.offer("tiny-pick")
-    assert offer.installed == "tiny-pick" and "Installed" in offer.label and not page.download_button.isEnabled()
+    assert (
+        offer.installed == "tiny-pick"
+        and "Installed" in offer.label
+        and not page.download_button.isEnabled()
+    )
     assert page.use_button.isEnabled()
     qtbot.mouseClick(page.use_button, Qt.MouseButton.LeftButton)
     s = window.session
@@ -114,11 +143,15 @@ def test_download_resumes_verifies_registers_and_is_offered_to_the_group(window,
     assert s.settings.director_model == "tiny-pick" and "now use tiny-pick" in dlg.status.text()
 
 
-def test_a_corrupted_download_is_reported_and_not_installed(window, qtbot, monkeypatch, tmp_path, bundled_path):
+def test_a_corrupted_download_is_reported_and_not_installed(
+    window, qtbot, monkeypatch, tmp_path, bundled_path
+):
     one_entry_catalog(tmp_path, monkeypatch, bundled_path)
     data = bytearray(bundled_path.read_bytes())
     data[-1000] ^= 0xFF
-    hub = StandInHub({PATH: bytes(data)}, advertise={PATH: hashlib.sha256(bundled_path.read_bytes()).hexdigest()})
+    hub = StandInHub(
+        {PATH: bytes(data)}, advertise={PATH: hashlib.sha256(bundled_path.read_bytes()).hexdigest()}
+    )
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
     errors = []
     window.session.error.connect(errors.append)
@@ -157,7 +190,9 @@ def test_trying_the_bundled_model_first_just_closes_the_choice(window):
     assert not window.models_banner.isVisible() and window._models_dialog is None
 
 
-def test_a_paused_download_is_offered_as_a_resume(window, qtbot, monkeypatch, tmp_path, bundled_path):
+def test_a_paused_download_is_offered_as_a_resume(
+    window, qtbot, monkeypatch, tmp_path, bundled_path
+):
     one_entry_catalog(tmp_path, monkeypatch, bundled_path)
     dlg, page = open_page(window, qtbot)
     (dlg.models_dir() / (FILE + ".part")).write_bytes(b"\0" * (3 << 20))  # left by a closed app

@@ -8,24 +8,25 @@ import json
 import sqlite3
 
 import pytest
+from helpers import run_round
+from test_lorebook import BOOK, CAFE, FERRY, LIGHTHOUSE, OLD_NAME, SMUGGLERS, TIDE
 
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
-from engine.reply.prompts import note_lines
 from engine.errors import InputError
+from engine.llm.backend import FakeBackend
 from engine.lorebook import check_entry, parse_book
 from engine.personas import PersonaSet, persona_from_dict
-from engine.llm.backend import FakeBackend
+from engine.reply.prompts import note_lines
 from engine.storage import Store
-from helpers import run_round
-from test_lorebook import BOOK, CAFE, FERRY, LIGHTHOUSE, OLD_NAME, SMUGGLERS, TIDE
 
 
 def stored_book(store, group="harbor"):
     for e in BOOK["entries"]:
         store.add_lore_entry(group, check_entry(e))
-    store.set_lorebook_settings(group, scan_depth=BOOK["scan_depth"], token_budget=BOOK["token_budget"],
-                                name=BOOK["name"])
+    store.set_lorebook_settings(
+        group, scan_depth=BOOK["scan_depth"], token_budget=BOOK["token_budget"], name=BOOK["name"]
+    )
     return store.group_lorebook(group)
 
 
@@ -43,7 +44,9 @@ def test_entries_round_trip_through_sqlite_with_every_field(store):
     again.close()
     # edit and delete
     eid = book["entries"][0]["id"]
-    store.update_lore_entry(eid, check_entry({**BOOK["entries"][0], "keys": ["beacon"], "enabled": False}))
+    store.update_lore_entry(
+        eid, check_entry({**BOOK["entries"][0], "keys": ["beacon"], "enabled": False})
+    )
     e = store.lore_entry(eid)
     assert e["keys"] == ["beacon"] and e["enabled"] is False and e["content"] == LIGHTHOUSE
     store.delete_lore_entry(eid)
@@ -53,10 +56,35 @@ def test_entries_round_trip_through_sqlite_with_every_field(store):
 def test_parsed_stored_book_equals_the_card_book(store):
     ours, card = parse_book(stored_book(store), "db"), parse_book(BOOK, "card")
     assert ours.scan_depth == card.scan_depth and ours.token_budget == card.token_budget
-    assert [(e.keys, e.secondary_keys, e.content, e.selective, e.constant, e.case_sensitive, e.enabled,
-             e.insertion_order, e.priority, e.position) for e in ours.entries] == \
-           [(e.keys, e.secondary_keys, e.content, e.selective, e.constant, e.case_sensitive, e.enabled,
-             e.insertion_order, e.priority, e.position) for e in card.entries]
+    assert [
+        (
+            e.keys,
+            e.secondary_keys,
+            e.content,
+            e.selective,
+            e.constant,
+            e.case_sensitive,
+            e.enabled,
+            e.insertion_order,
+            e.priority,
+            e.position,
+        )
+        for e in ours.entries
+    ] == [
+        (
+            e.keys,
+            e.secondary_keys,
+            e.content,
+            e.selective,
+            e.constant,
+            e.case_sensitive,
+            e.enabled,
+            e.insertion_order,
+            e.priority,
+            e.position,
+        )
+        for e in card.entries
+    ]
 
 
 def test_entries_are_checked_like_a_cards():
@@ -75,8 +103,10 @@ def test_entries_are_checked_like_a_cards():
 
 
 def test_migration_adds_lorebooks_to_an_old_database(tmp_path):
-    from engine.migrations import MIGRATIONS, apply_migrations, now
     import sqlite_utils
+
+    from engine.migrations import MIGRATIONS, apply_migrations, now
+
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(sqlite3.connect(str(path)))
     apply_migrations(db, [m for m in MIGRATIONS if m.__name__ < "m007"], now)
@@ -97,18 +127,40 @@ def test_delete_all_removes_the_lorebooks(store):
 
 
 def _mara(card_book=None):
-    ext = {"chara_card": {"spec": "chara_card_v2", "data": {"name": "Mara", "character_book": card_book}}} \
-        if card_book else {}
-    return persona_from_dict({"name": "Mara", "role": "a retired ferry captain", "traits": ["gruff"],
-                              "speaking_style": "Short.", "extensions": ext})
+    ext = (
+        {
+            "chara_card": {
+                "spec": "chara_card_v2",
+                "data": {"name": "Mara", "character_book": card_book},
+            }
+        }
+        if card_book
+        else {}
+    )
+    return persona_from_dict(
+        {
+            "name": "Mara",
+            "role": "a retired ferry captain",
+            "traits": ["gruff"],
+            "speaking_style": "Short.",
+            "extensions": ext,
+        }
+    )
 
 
 def _prompts(pset):
     fake = FakeBackend(lambda req: f"Reply {len(fake.requests)}.")
-    chat = GroupChat(pset, settings=ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1),
-                     backend_for=lambda m: fake)
-    for text in ("Is the lighthouse still working? When does the ferry go?", "ok",
-                 "We took a boat to the cove at night, the Ferry too.", "The captain and the tide."):
+    chat = GroupChat(
+        pset,
+        settings=ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1),
+        backend_for=lambda m: fake,
+    )
+    for text in (
+        "Is the lighthouse still working? When does the ferry go?",
+        "ok",
+        "We took a boat to the cove at night, the Ferry too.",
+        "The captain and the tide.",
+    ):
         run_round(chat, text)
     return [r.messages for r in fake.requests if r.slot == "Mara"]
 
@@ -117,16 +169,21 @@ def test_a_stored_group_book_gives_the_same_prompts_as_the_same_card_book(store)
     """Used in prompts exactly like a card's book: Mara with the book in her card and Mara with
     no book in a group whose stored book has the same entries read identical prompts."""
     card = PersonaSet(name="harbor", title="Harbor", description="", members=[_mara(BOOK)])
-    group = PersonaSet(name="harbor", title="Harbor", description="", members=[_mara()],
-                       lorebook=stored_book(store))
+    group = PersonaSet(
+        name="harbor",
+        title="Harbor",
+        description="",
+        members=[_mara()],
+        lorebook=stored_book(store),
+    )
     a, b = _prompts(card), _prompts(group)
     assert a == b and len(a) == 4
     system = a[0][0]["content"]
     assert system.endswith(CAFE.replace("{{char}}", "Mara").replace("{{user}}", "User"))
     notes = [note_lines("Mara", m[-2]["content"]) for m in a]
-    assert notes[0] == [LIGHTHOUSE]                     # "ferry" lower case: the case-sensitive key
+    assert notes[0] == [LIGHTHOUSE]  # "ferry" lower case: the case-sensitive key
     assert FERRY in notes[2] and SMUGGLERS in notes[2]  # selective: cove + boat/night
-    assert notes[3] == [TIDE]                           # the disabled "captain" entry never
+    assert notes[3] == [TIDE]  # the disabled "captain" entry never
     assert all(OLD_NAME not in json.dumps(m) for m in a)
 
 
@@ -134,6 +191,7 @@ def test_export_all_includes_the_lorebooks(store, tmp_path):
     import zipfile
 
     from engine.data import export_all
+
     stored_book(store)
     with zipfile.ZipFile(export_all(store, tmp_path)) as z:
         entries = json.loads(z.read("lorebooks.json"))

@@ -10,16 +10,23 @@ import pytest
 
 from engine.card_files import import_card
 from engine.cards import persona_from_card
-from mascot_cli.main import main
 from engine.errors import CardError, PersonaError
 from engine.lorebook import MAX_CONTENT_CHARS, MAX_ENTRIES, MAX_KEY_CHARS
 from engine.personas import persona_from_dict
+from mascot_cli.main import main
 
 
 def card(name="Mara", **data) -> dict:
-    return {"spec": "chara_card_v2", "spec_version": "2.0",
-            "data": {"name": name, "description": "{{char}} is a retired ferry captain.",
-                     "personality": "gruff, warm", **data}}
+    return {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": name,
+            "description": "{{char}} is a retired ferry captain.",
+            "personality": "gruff, warm",
+            **data,
+        },
+    }
 
 
 def cli_import(path: Path, capsys) -> tuple[int, str, str]:
@@ -31,14 +38,21 @@ def cli_import(path: Path, capsys) -> tuple[int, str, str]:
 def one_line_error(code: int, err: str) -> str:
     assert code != 0
     assert err.startswith("Error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err and "unexpected failure" not in err and "RecursionError" not in err
+    assert (
+        "Traceback" not in err and "unexpected failure" not in err and "RecursionError" not in err
+    )
     return err
 
 
 def test_card_nested_100000_levels_is_one_clear_line(tmp_path, capsys):
     path = tmp_path / "deep.json"
-    path.write_text('{"spec": "chara_card_v2", "data": {"name": "x", "extensions": '
-                    + "[" * 100_000 + "]" * 100_000 + "}}", encoding="utf-8")
+    path.write_text(
+        '{"spec": "chara_card_v2", "data": {"name": "x", "extensions": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}}",
+        encoding="utf-8",
+    )
     err = one_line_error(*cli_import(path, capsys)[::2])
     assert "nested too deeply" in err
     bare = tmp_path / "bare.json"
@@ -84,13 +98,22 @@ def test_path_like_name_is_refused_and_nothing_is_written_outside(tmp_path, caps
     with pytest.raises(PersonaError, match="file path"):
         persona_from_dict({"name": "..\\evil", "role": "r", "traits": ["t"], "speaking_style": "s"})
     s = tmp_path / "set.json"
-    s.write_text(json.dumps({"name": "../../etc", "members": [
-        {"name": "Ok", "role": "r", "traits": ["t"], "speaking_style": "s"}]}), encoding="utf-8")
+    s.write_text(
+        json.dumps(
+            {
+                "name": "../../etc",
+                "members": [{"name": "Ok", "role": "r", "traits": ["t"], "speaking_style": "s"}],
+            }
+        ),
+        encoding="utf-8",
+    )
     assert "file path" in one_line_error(*cli_import(s, capsys)[::2])
 
 
-@pytest.mark.parametrize("name", ["User", "Assistant", "Mia User", "the director", "Mia\x07",
-                                  "Zed\u200f", "<|im_start|>Mia"])
+@pytest.mark.parametrize(
+    "name",
+    ["User", "Assistant", "Mia User", "the director", "Mia\x07", "Zed\u200f", "<|im_start|>Mia"],
+)
 def test_persona_names_that_read_as_roles_or_hide_characters_are_refused(name):
     with pytest.raises(PersonaError) as e:
         persona_from_dict({"name": name, "role": "r", "traits": ["t"], "speaking_style": "s"})
@@ -99,8 +122,10 @@ def test_persona_names_that_read_as_roles_or_hide_characters_are_refused(name):
 
 @pytest.mark.parametrize("name", ["Mia", "Zoë", "李雷", "Captain Mara", "Userin", "R2-D2 🤖"])
 def test_ordinary_names_are_accepted(name):
-    assert persona_from_dict({"name": name, "role": "r", "traits": ["t"],
-                              "speaking_style": "s"}).name == name
+    assert (
+        persona_from_dict({"name": name, "role": "r", "traits": ["t"], "speaking_style": "s"}).name
+        == name
+    )
 
 
 def _book(entries) -> dict:
@@ -112,7 +137,10 @@ def test_lorebook_limits_are_enforced_on_import(tmp_path, capsys):
     cases = {
         "count": (_book([entry] * (MAX_ENTRIES + 1)), f"limit is {MAX_ENTRIES}"),
         "size": (_book([{**entry, "content": "x" * (MAX_CONTENT_CHARS + 1)}]), "lorebook entry 1"),
-        "key": (_book([{**entry, "keys": ["k" * (MAX_KEY_CHARS + 1)]}]), f"limit is {MAX_KEY_CHARS}"),
+        "key": (
+            _book([{**entry, "keys": ["k" * (MAX_KEY_CHARS + 1)]}]),
+            f"limit is {MAX_KEY_CHARS}",
+        ),
         "type": (_book([{**entry, "keys": [{"x": 1}]}]), "must be text"),
         "entries": ({"entries": "nope"}, "must be a list"),
     }

@@ -1,4 +1,5 @@
 """Hugging Face Hub downloads, against a stand-in server on loopback (never the internet)."""
+
 import hashlib
 import http.server
 import json
@@ -25,9 +26,15 @@ class StandInHub:
     ``cuts`` responses; ``advertise`` overrides the sha256 the metadata announces (a file that
     does not match it arrives "corrupted")."""
 
-    def __init__(self, files: dict[str, Path | bytes], stall_after: dict[str, int] | None = None,
-                 cut_after: dict[str, int] | None = None, cuts: int = 1,
-                 advertise: dict[str, str] | None = None, no_range: bool = False):
+    def __init__(
+        self,
+        files: dict[str, Path | bytes],
+        stall_after: dict[str, int] | None = None,
+        cut_after: dict[str, int] | None = None,
+        cuts: int = 1,
+        advertise: dict[str, str] | None = None,
+        no_range: bool = False,
+    ):
         self.files = files
         self.stall_after = stall_after or {}
         self.cut_after = cut_after or {}
@@ -36,8 +43,8 @@ class StandInHub:
         self.no_range = no_range
         self.release = threading.Event()
         self.requests: list[str] = []
-        self.ranges: list[str | None] = []     # the Range header of each CDN request
-        self.sent: list[int] = []               # body bytes sent per CDN request
+        self.ranges: list[str | None] = []  # the Range header of each CDN request
+        self.sent: list[int] = []  # body bytes sent per CDN request
         hub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -52,7 +59,7 @@ class StandInHub:
             def do_GET(self, head=False):
                 hub.requests.append(("HEAD " if head else "") + self.path)
                 if self.path.startswith("/cdn/") and not head:
-                    return self._serve(self.path[len("/cdn/"):])
+                    return self._serve(self.path[len("/cdn/") :])
                 if "/resolve/main/" in self.path and self.path in hub.files:
                     data = hub._bytes(self.path)
                     self.send_response(302)
@@ -103,7 +110,7 @@ class StandInHub:
                             hub.cuts_left[key] -= 1
                             self.connection.shutdown(socket.SHUT_RDWR)  # a cut connection
                             return
-                        block = data[start + sent:start + sent + 64 * 1024]
+                        block = data[start + sent : start + sent + 64 * 1024]
                         self.wfile.write(block)
                         sent += len(block)
                 except (BrokenPipeError, ConnectionResetError):
@@ -113,8 +120,9 @@ class StandInHub:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def _bytes(self, key: str) -> bytes:
@@ -152,9 +160,14 @@ def dest(tmp_path):
 
 @pytest.fixture
 def hub(bundled_path):
-    server = StandInHub({PATH: bundled_path, f"/{REPO}/resolve/main/page.gguf": b"<html>nope</html>" * 200,
-                         f"/{REPO}/resolve/main/stuck.gguf": bundled_path},
-                        stall_after={f"/{REPO}/resolve/main/stuck.gguf": 2 * MiB})
+    server = StandInHub(
+        {
+            PATH: bundled_path,
+            f"/{REPO}/resolve/main/page.gguf": b"<html>nope</html>" * 200,
+            f"/{REPO}/resolve/main/stuck.gguf": bundled_path,
+        },
+        stall_after={f"/{REPO}/resolve/main/stuck.gguf": 2 * MiB},
+    )
     yield server
     server.close()
 
@@ -166,8 +179,15 @@ def one_line(msg: str) -> str:
 
 def test_download_streams_with_progress_and_registers(hub, store, tmp_path, bundled_path):
     seen = []
-    out = download_gguf(REPO, FILE, tmp_path / "models", lambda d, t, st: seen.append((d, t)),
-                        threading.Event(), endpoint=hub.endpoint, store=store)
+    out = download_gguf(
+        REPO,
+        FILE,
+        tmp_path / "models",
+        lambda d, t, st: seen.append((d, t)),
+        threading.Event(),
+        endpoint=hub.endpoint,
+        store=store,
+    )
     size = bundled_path.stat().st_size
     assert out == tmp_path / "models" / FILE and out.stat().st_size == size
     assert not list((tmp_path / "models").glob("*.part"))
@@ -204,7 +224,9 @@ def test_cancel_returns_at_once_when_the_server_stalls(hub, store, dest):
 
     def run():
         try:
-            download_gguf(REPO, "stuck.gguf", dest, progress, cancel, endpoint=hub.endpoint, store=store)
+            download_gguf(
+                REPO, "stuck.gguf", dest, progress, cancel, endpoint=hub.endpoint, store=store
+            )
         except MascotError as err:
             outcome["error"] = err
 
@@ -239,15 +261,18 @@ def test_a_file_that_is_not_gguf_is_refused_and_not_kept(hub, store, dest):
     assert not dest.exists() or list(dest.iterdir()) == []
 
 
-@pytest.mark.parametrize("repo,file,needle", [
-    ("no-slash", FILE, "repo id"),
-    ("a/b/c", FILE, "repo id"),
-    ("../etc", FILE, "repo id"),
-    ("", FILE, "repo id"),
-    (REPO, "model.bin", ".gguf"),
-    (REPO, "../x.gguf", "file name"),
-    (REPO, "", "file name"),
-])
+@pytest.mark.parametrize(
+    "repo,file,needle",
+    [
+        ("no-slash", FILE, "repo id"),
+        ("a/b/c", FILE, "repo id"),
+        ("../etc", FILE, "repo id"),
+        ("", FILE, "repo id"),
+        (REPO, "model.bin", ".gguf"),
+        (REPO, "../x.gguf", "file name"),
+        (REPO, "", "file name"),
+    ],
+)
 def test_bad_names_are_refused_before_any_request(repo, file, needle, dest):
     with pytest.raises(InputError) as e:
         download_gguf(repo, file, dest, None, None, endpoint=closed_port_endpoint())
@@ -264,6 +289,7 @@ def test_endpoint_comes_from_argument_then_hf_endpoint_then_the_hub(monkeypatch)
 
 # -- resumable, verified downloads -------------------------------------------------------------
 
+
 def record_of(path):
     return json.loads(path.with_name(path.name + ".download.json").read_text())
 
@@ -273,17 +299,30 @@ def test_a_cut_connection_resumes_with_a_range_request(bundled_path, store, dest
     hub = StandInHub({PATH: bundled_path}, cut_after={PATH: 3 * MiB}, cuts=2)
     try:
         statuses = []
-        out = download_gguf(REPO, FILE, dest, lambda d, t, st: statuses.append((d, st.phase, st.speed, st.eta)),
-                            None, endpoint=hub.endpoint, store=store)
+        out = download_gguf(
+            REPO,
+            FILE,
+            dest,
+            lambda d, t, st: statuses.append((d, st.phase, st.speed, st.eta)),
+            None,
+            endpoint=hub.endpoint,
+            store=store,
+        )
     finally:
         hub.close()
     assert out.stat().st_size == size and sha256_file(out) == sha256_file(bundled_path)
-    assert hub.ranges[0] is None and hub.ranges[1] == "bytes=3145728-" and hub.ranges[2] == "bytes=6291456-"
+    assert (
+        hub.ranges[0] is None
+        and hub.ranges[1] == "bytes=3145728-"
+        and hub.ranges[2] == "bytes=6291456-"
+    )
     assert sum(hub.sent) == size  # no byte was fetched twice
     assert [p for _, p, _, _ in statuses].count("resuming") == 2
     assert any(speed > 0 and eta is not None for _, p, speed, eta in statuses if p == "downloading")
     rec = record_of(out)
-    assert rec["connection_cuts"] == 2 and rec["verified"] == ["sha256 from the Hub's file metadata"]
+    assert rec["connection_cuts"] == 2 and rec["verified"] == [
+        "sha256 from the Hub's file metadata"
+    ]
     assert [m["sha256"] for m in store.models()] == [sha256_file(bundled_path)]
 
 
@@ -296,7 +335,9 @@ def test_a_download_resumes_after_a_restart_from_its_part_file(bundled_path, sto
         msg = one_line(str(e.value))
         assert "interrupted after 5,242,880 of" in msg and "resume" in msg
         part = dest / (FILE + ".part")
-        assert part.stat().st_size == 5 * MiB and not (dest / FILE).exists() and store.models() == []
+        assert (
+            part.stat().st_size == 5 * MiB and not (dest / FILE).exists() and store.models() == []
+        )
         # a new call (a restarted app) continues where the part ends
         out = download_gguf(REPO, FILE, dest, None, None, endpoint=hub.endpoint, store=store)
     finally:
@@ -345,7 +386,9 @@ def test_a_catalog_pin_that_differs_from_the_hub_downloads_nothing(bundled_path,
     hub = StandInHub({PATH: bundled_path})
     try:
         with pytest.raises(MascotError) as e:
-            download_gguf(REPO, FILE, dest, None, None, endpoint=hub.endpoint, store=store, sha256="0" * 64)
+            download_gguf(
+                REPO, FILE, dest, None, None, endpoint=hub.endpoint, store=store, sha256="0" * 64
+            )
     finally:
         hub.close()
     assert "not the file the catalog names" in one_line(str(e.value))
@@ -354,18 +397,40 @@ def test_a_catalog_pin_that_differs_from_the_hub_downloads_nothing(bundled_path,
 
 def test_catalog_pins_are_verified_and_recorded(bundled_path, store, dest):
     import hashlib as h
+
     raw = bundled_path.read_bytes()
     hub = StandInHub({PATH: bundled_path})
     try:
-        out = download_gguf(REPO, FILE, dest, None, None, endpoint=hub.endpoint, store=store,
-                            sha256=h.sha256(raw).hexdigest(), md5=h.md5(raw).hexdigest(), name="tiny-pick")
+        out = download_gguf(
+            REPO,
+            FILE,
+            dest,
+            None,
+            None,
+            endpoint=hub.endpoint,
+            store=store,
+            sha256=h.sha256(raw).hexdigest(),
+            md5=h.md5(raw).hexdigest(),
+            name="tiny-pick",
+        )
         with pytest.raises(ModelError) as e:  # a wrong md5 pin: the file is not kept
-            download_gguf(REPO, FILE, tmp := dest / "again", None, None, endpoint=hub.endpoint, store=store,
-                          md5="0" * 32)
+            download_gguf(
+                REPO,
+                FILE,
+                tmp := dest / "again",
+                None,
+                None,
+                endpoint=hub.endpoint,
+                store=store,
+                md5="0" * 32,
+            )
     finally:
         hub.close()
-    assert record_of(out)["verified"] == ["sha256 from the catalog", "sha256 from the Hub's file metadata",
-                                          "md5 from the catalog"]
+    assert record_of(out)["verified"] == [
+        "sha256 from the catalog",
+        "sha256 from the Hub's file metadata",
+        "md5 from the catalog",
+    ]
     assert [m["name"] for m in store.models()] == ["tiny-pick"]
     assert "md5" in one_line(str(e.value)) and list(tmp.iterdir()) == []
 
@@ -373,6 +438,7 @@ def test_catalog_pins_are_verified_and_recorded(bundled_path, store, dest):
 def test_not_enough_disk_space_is_one_line_before_any_byte(bundled_path, store, dest, monkeypatch):
     import shutil
     from collections import namedtuple
+
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10 * MiB, 9 * MiB, MiB))
     hub = StandInHub({PATH: bundled_path})
@@ -393,6 +459,15 @@ def test_cancel_with_keep_partial_leaves_the_part_to_resume(hub, store, dest):
             cancel.set()
 
     with pytest.raises(Cancelled) as e:
-        download_gguf(REPO, FILE, dest, progress, cancel, endpoint=hub.endpoint, store=store, keep_partial=True)
+        download_gguf(
+            REPO,
+            FILE,
+            dest,
+            progress,
+            cancel,
+            endpoint=hub.endpoint,
+            store=store,
+            keep_partial=True,
+        )
     assert "resumes" in str(e.value)
     assert (dest / (FILE + ".part")).stat().st_size >= 2 * MiB

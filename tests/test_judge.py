@@ -8,11 +8,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from engine.errors import InputError, ModelError
+from engine.persona_files import load_set
+from training.judges.factory import make_rubric_judge as make_judge
 from training.judges.heuristic import HeuristicJudge
 from training.judges.llm import LocalJudge, OpenAIJudge
-from training.judges.factory import make_rubric_judge as make_judge
 from training.judges.rubric import DIMENSIONS, CombinedJudge, Scores, agreement, load_pairs
-from engine.persona_files import load_set
 from training.scenarios import load_scenarios
 
 # Measured on the 48 pairs (docs/judge.md): heuristic 0.9375. The threshold leaves room for
@@ -58,8 +58,12 @@ def test_heuristic_judge_agrees_with_clear_cut_pairs(heuristic):
 
 def test_heuristic_scores_are_in_range_and_punish_empty_and_redundant(heuristic, case):
     sc, mia = case
-    good = heuristic.score(sc, mia, "Weekends alone in a new place sound so quiet. What do you miss most?")
-    assert set(good.values) == set(DIMENSIONS) and all(1.0 <= v <= 5.0 for v in good.values.values())
+    good = heuristic.score(
+        sc, mia, "Weekends alone in a new place sound so quiet. What do you miss most?"
+    )
+    assert set(good.values) == set(DIMENSIONS) and all(
+        1.0 <= v <= 5.0 for v in good.values.values()
+    )
     assert heuristic.score(sc, mia, "   ").mean == 1.0
     text = "Weekends alone in a new place sound so quiet. What do you miss most?"
     copied = heuristic.score(sc, mia, text, others=[{"speaker": "Theo", "text": text}])
@@ -81,9 +85,16 @@ def test_make_judge_specs(tmp_path):
     assert isinstance(make_judge("heuristic"), HeuristicJudge)
     assert isinstance(make_judge("local"), LocalJudge)
     combined = make_judge("combined")
-    assert isinstance(combined, CombinedJudge) and [j.name for j in combined.judges] == ["local", "heuristic"]
+    assert isinstance(combined, CombinedJudge) and [j.name for j in combined.judges] == [
+        "local",
+        "heuristic",
+    ]
     j = make_judge("openai:http://127.0.0.1:9/v1#tiny-judge")
-    assert isinstance(j, OpenAIJudge) and j.model == "tiny-judge" and j.base_url == "http://127.0.0.1:9/v1"
+    assert (
+        isinstance(j, OpenAIJudge)
+        and j.model == "tiny-judge"
+        and j.base_url == "http://127.0.0.1:9/v1"
+    )
     with pytest.raises(InputError, match="openai:BASE_URL#MODEL"):
         make_judge("openai:http://127.0.0.1:9/v1")
     with pytest.raises(InputError, match="does not exist"):
@@ -94,8 +105,10 @@ def test_make_judge_specs(tmp_path):
 
 # -- OpenAI-compatible judge against a loopback stand-in ---------------------------------------------
 
+
 class StandIn(BaseHTTPRequestHandler):
     """A minimal /v1/chat/completions: rejects json_schema when told to, checks the key."""
+
     reject_schema = False
     requests: list = []
 
@@ -104,7 +117,9 @@ class StandIn(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        type(self).requests.append(
+            {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+        )
         if self.headers.get("Authorization") == "Bearer wrong":
             return self._send(401, {"error": "bad key"})
         if self.reject_schema and body["response_format"]["type"] == "json_schema":
@@ -155,7 +170,10 @@ def test_openai_judge_falls_back_to_json_mode(server, case):
     judge = OpenAIJudge(server, "stand-in")
     sc, mia = case
     assert judge.score(sc, mia, "What do you miss most?").mean == 5.0
-    assert [r["body"]["response_format"]["type"] for r in StandIn.requests] == ["json_schema", "json_object"]
+    assert [r["body"]["response_format"]["type"] for r in StandIn.requests] == [
+        "json_schema",
+        "json_object",
+    ]
     judge.score(sc, mia, "Cool.")  # remembered: no second json_schema attempt
     assert StandIn.requests[-1]["body"]["response_format"]["type"] == "json_object"
 
@@ -166,6 +184,7 @@ def test_openai_judge_errors_are_one_line(server, case):
         OpenAIJudge(server, "m", api_key="wrong").score(sc, mia, "hi")
     assert "\n" not in str(e.value)
     import socket
+
     with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -177,6 +196,7 @@ def test_openai_judge_errors_are_one_line(server, case):
 
 
 # -- local GGUF judge ------------------------------------------------------------------------------------
+
 
 @pytest.mark.model
 def test_local_judge_scores_one_to_five(case, pool, bundled_path):
@@ -192,6 +212,8 @@ def test_local_judge_scores_one_to_five(case, pool, bundled_path):
 @pytest.mark.model
 def test_local_judge_grammar_mode_writes_schema_json(case, pool, bundled_path):
     sc, mia = case
-    s = LocalJudge(runtime=pool.get(bundled_path), mode="grammar").score(sc, mia, "I'm here for you.")
+    s = LocalJudge(runtime=pool.get(bundled_path), mode="grammar").score(
+        sc, mia, "I'm here for you."
+    )
     data = json.loads(s.raw)
     assert list(data) == list(DIMENSIONS) and all(v in (1, 2, 3, 4, 5) for v in data.values())

@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import events_of, make_group, run_round
 
 from engine.card_files import import_card
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
-from engine.reply.prompts import note_head, note_lines
+from engine.llm.backend import FakeBackend
 from engine.lorebook import parse_book
 from engine.personas import PersonaSet
-from engine.llm.backend import FakeBackend
-from helpers import events_of, make_group, run_round
+from engine.reply.prompts import note_head, note_lines
 
 LIGHTHOUSE = "The lighthouse has been dark since 1998."
 FERRY = "The ferry leaves at 6:40 sharp."
@@ -25,16 +25,35 @@ OLD_NAME = "Mara used to be called Captain Red."
 TIDE = "High tide floods the lower pier."
 
 BOOK = {
-    "name": "Harbor lore", "scan_depth": 2, "token_budget": 400,
+    "name": "Harbor lore",
+    "scan_depth": 2,
+    "token_budget": 400,
     "entries": [
-        {"keys": ["lighthouse", "beacon"], "content": LIGHTHOUSE, "enabled": True,
-         "insertion_order": 20, "position": "after_char"},
+        {
+            "keys": ["lighthouse", "beacon"],
+            "content": LIGHTHOUSE,
+            "enabled": True,
+            "insertion_order": 20,
+            "position": "after_char",
+        },
         # case-sensitive: "ferry" in lower case must not fire it
-        {"keys": ["Ferry"], "content": FERRY, "enabled": True, "case_sensitive": True,
-         "insertion_order": 10, "position": "before_char"},
+        {
+            "keys": ["Ferry"],
+            "content": FERRY,
+            "enabled": True,
+            "case_sensitive": True,
+            "insertion_order": 10,
+            "position": "before_char",
+        },
         # selective: needs "cove" and also "night" or "boat"
-        {"keys": ["cove"], "secondary_keys": ["night", "boat"], "selective": True,
-         "content": SMUGGLERS, "enabled": True, "insertion_order": 30},
+        {
+            "keys": ["cove"],
+            "secondary_keys": ["night", "boat"],
+            "selective": True,
+            "content": SMUGGLERS,
+            "enabled": True,
+            "insertion_order": 30,
+        },
         # constant: always there, in the system prompt (after the character)
         {"keys": [], "content": CAFE, "constant": True, "enabled": True, "insertion_order": 5},
         # disabled: never, even when its key is said
@@ -45,9 +64,16 @@ BOOK = {
 
 
 def mara_card() -> dict:
-    return {"spec": "chara_card_v2", "spec_version": "2.0",
-            "data": {"name": "Mara", "description": "{{char}} is a retired ferry captain.",
-                     "personality": "gruff, warm", "character_book": BOOK}}
+    return {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": "Mara",
+            "description": "{{char}} is a retired ferry captain.",
+            "personality": "gruff, warm",
+            "character_book": BOOK,
+        },
+    }
 
 
 @pytest.fixture
@@ -69,8 +95,8 @@ def fired(text: str, recent: tuple[str, ...] = ()) -> list[str]:
 def test_keys_fire_as_whole_words_case_insensitive_unless_case_sensitive():
     assert fired("Is the Lighthouse still dark?") == [LIGHTHOUSE]
     assert fired("I saw a beacon.") == [LIGHTHOUSE]
-    assert fired("The lighthouses of Maine") == []          # a different word
-    assert fired("when does the ferry leave?") == []       # case-sensitive key
+    assert fired("The lighthouses of Maine") == []  # a different word
+    assert fired("when does the ferry leave?") == []  # case-sensitive key
     assert fired("When does the Ferry leave?") == [FERRY]
 
 
@@ -87,30 +113,47 @@ def test_constant_entries_are_always_in_and_not_triggered():
 
 
 def test_scan_depth_limits_which_messages_are_scanned():
-    assert fired("okay", recent=("the lighthouse!",)) == [LIGHTHOUSE]          # 2 messages back
-    assert fired("okay", recent=("the lighthouse!", "hm", "so")) == []       # older than scan_depth
+    assert fired("okay", recent=("the lighthouse!",)) == [LIGHTHOUSE]  # 2 messages back
+    assert fired("okay", recent=("the lighthouse!", "hm", "so")) == []  # older than scan_depth
 
 
 def test_order_is_position_then_insertion_order_and_budget_keeps_priority():
     text = "The Ferry passed the lighthouse at high tide."
     assert fired(text) == [FERRY, LIGHTHOUSE, TIDE]  # before_char first, then by insertion order
-    book = parse_book({**BOOK, "entries": [
-        {**BOOK["entries"][0], "priority": 1}, {**BOOK["entries"][5], "priority": 50}]}, "t")
+    book = parse_book(
+        {
+            **BOOK,
+            "entries": [
+                {**BOOK["entries"][0], "priority": 1},
+                {**BOOK["entries"][5], "priority": 50},
+            ],
+        },
+        "t",
+    )
     kept = book.triggered([text], words, "Mara", "User", budget=words(TIDE) + 3)
     assert [e.content for e in kept] == [TIDE]  # the lower priority entry is dropped first
 
 
 def chat_for(persona, fake, **settings):
     group = make_group(("Theo",))
-    pset = PersonaSet(name="harbor", title="Harbor", description="", members=[persona, *group.members])
-    return GroupChat(pset, settings=ChatSettings(policy="round-robin", max_speakers=1,
-                                                 min_speakers=1, **settings),
-                     backend_for=lambda m: fake)
+    pset = PersonaSet(
+        name="harbor", title="Harbor", description="", members=[persona, *group.members]
+    )
+    return GroupChat(
+        pset,
+        settings=ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1, **settings),
+        backend_for=lambda m: fake,
+    )
 
 
 def mara_requests(fake):
-    return [r for r in fake.requests if r.slot == "Mara" and r.messages[-1]["role"] == "user"
-            and "Reply now as Mara" in r.messages[-1]["content"]]
+    return [
+        r
+        for r in fake.requests
+        if r.slot == "Mara"
+        and r.messages[-1]["role"] == "user"
+        and "Reply now as Mara" in r.messages[-1]["content"]
+    ]
 
 
 def test_triggered_entries_go_in_a_note_before_the_turn_and_are_not_repeated(mara):
@@ -119,6 +162,7 @@ def test_triggered_entries_go_in_a_note_before_the_turn_and_are_not_repeated(mar
     def reply(req):
         count[0] += 1
         return f"Reply number {count[0]} from {req.slot}."
+
     fake = FakeBackend(reply)
     chat = chat_for(mara, fake)
     run_round(chat, "Is the lighthouse still working? When does the ferry go?")
@@ -134,7 +178,7 @@ def test_triggered_entries_go_in_a_note_before_the_turn_and_are_not_repeated(mar
     run_round(chat, "ok")
     run_round(chat, "The lighthouse again, and high tide.")
     second = mara_requests(fake)[-1]
-    assert second.messages[:len(first.messages)] == first.messages
+    assert second.messages[: len(first.messages)] == first.messages
     assert note_lines("Mara", second.messages[-2]["content"]) == [TIDE]  # the lighthouse was read
     stored = [m for m in chat.transcript if m.speaker == "Mara"]
     assert LIGHTHOUSE in stored[0].context
@@ -145,20 +189,40 @@ def test_memory_off_leaves_the_prompt_as_before(mara):
     chat = chat_for(mara, fake, memory=False)
     run_round(chat, "Is the lighthouse still working?")
     req = mara_requests(fake)[-1]
-    assert all(LIGHTHOUSE not in m["content"] and "harbor cafe" not in m["content"] for m in req.messages)
+    assert all(
+        LIGHTHOUSE not in m["content"] and "harbor cafe" not in m["content"] for m in req.messages
+    )
 
 
 def test_group_lorebook_from_a_set_file(tmp_path):
     from engine.persona_files import load_set_file
+
     path = tmp_path / "set.json"
-    path.write_text(json.dumps({"name": "harbor", "lorebook": BOOK, "members": [
-        {"name": "Ivo", "role": "a fisherman", "traits": ["quiet"], "speaking_style": "Short."}]}),
-        encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "name": "harbor",
+                "lorebook": BOOK,
+                "members": [
+                    {
+                        "name": "Ivo",
+                        "role": "a fisherman",
+                        "traits": ["quiet"],
+                        "speaking_style": "Short.",
+                    }
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     pset = load_set_file(path)
     assert pset.lorebook["name"] == "Harbor lore"
     fake = FakeBackend(lambda req: "Aye.")
-    chat = GroupChat(pset, settings=ChatSettings(policy="round-robin", max_speakers=1),
-                     backend_for=lambda m: fake)
+    chat = GroupChat(
+        pset,
+        settings=ChatSettings(policy="round-robin", max_speakers=1),
+        backend_for=lambda m: fake,
+    )
     run_round(chat, "the beacon was off")
     req = [r for r in fake.requests if r.slot == "Ivo"][-1]
     assert LIGHTHOUSE in req.messages[-2]["content"]
@@ -170,6 +234,7 @@ def test_entry_reaches_the_real_prompt_and_the_prefix_stays_cached(mara, pool, b
 
     class Recording:
         """The bundled runtime, recording each request it renders."""
+
         def __init__(self):
             self.requests, self.gens = [], []
 
@@ -183,8 +248,11 @@ def test_entry_reaches_the_real_prompt_and_the_prefix_stays_cached(mara, pool, b
 
     rec = Recording()
     pset = PersonaSet(name="harbor", title="Harbor", description="", members=[mara])
-    chat = GroupChat(pset, settings=ChatSettings(policy="round-robin", max_speakers=1, seed=3,
-                                                 max_tokens=24), backend_for=lambda m: rec)
+    chat = GroupChat(
+        pset,
+        settings=ChatSettings(policy="round-robin", max_speakers=1, seed=3, max_tokens=24),
+        backend_for=lambda m: rec,
+    )
     ev = run_round(chat, "Is the lighthouse still working?")
     prompt = runtime.format.render(rec.requests[-1].messages)
     assert LIGHTHOUSE in prompt and "harbor cafe" in prompt

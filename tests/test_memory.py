@@ -9,16 +9,16 @@ import zipfile
 
 import pytest
 import sqlite_utils
+from helpers import events_of, make_group, run_round
 
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
-from engine.reply.prompts import note_lines
 from engine.errors import InputError, NotFound
-from engine.memory import extract_facts
 from engine.llm.backend import FakeBackend
+from engine.memory import extract_facts
 from engine.migrations import MIGRATIONS
+from engine.reply.prompts import note_lines
 from engine.storage import Store
-from helpers import events_of, make_group, run_round
 
 FACT_MESSAGES = {
     "My dog is called Rex.": ["My dog is called Rex"],
@@ -32,19 +32,40 @@ FACT_MESSAGES = {
 
 # messages without a fact about the user, several built to tempt a careless extractor
 NO_FACT_MESSAGES = [
-    "I had a rough week at work and I can't switch off.", "My manager moved the deadline again.",
-    "I keep replaying a meeting where I froze.", "I haven't been sleeping well.",
-    "My friend says I should just quit.", "Maybe I need a holiday.", "What would you do?",
-    "Is my dog called Rex?", "My dog is not called Rex.", "My dog isn't called Rex anymore.",
-    "If I lived in Paris I would be happier.", "I wish I lived in Rome.",
-    "My friend said her name is Ana.", "Imagine my cat was named Miso.",
-    "I used to live in Leeds.", "I'm not allergic to peanuts.", "Do I work as a nurse?",
-    "I live in fear of Mondays.", "My name is not important.", "Pretend my name is Bob.",
-    "I'm from the future, lol.", "I think I live in Leeds?", "Call me later.",
-    "That's fair.", "Good night!", "Thanks, all of you.", "My head is killing me.",
-    "The dog next door is called Rex.", "Rex is a good name for a dog.",
-    "You live in my computer.", "Mia, what's your favourite colour?",
-    "My favourite thing would be a nap.", "I'll go to bed early.", "I'm going to live in Leeds.",
+    "I had a rough week at work and I can't switch off.",
+    "My manager moved the deadline again.",
+    "I keep replaying a meeting where I froze.",
+    "I haven't been sleeping well.",
+    "My friend says I should just quit.",
+    "Maybe I need a holiday.",
+    "What would you do?",
+    "Is my dog called Rex?",
+    "My dog is not called Rex.",
+    "My dog isn't called Rex anymore.",
+    "If I lived in Paris I would be happier.",
+    "I wish I lived in Rome.",
+    "My friend said her name is Ana.",
+    "Imagine my cat was named Miso.",
+    "I used to live in Leeds.",
+    "I'm not allergic to peanuts.",
+    "Do I work as a nurse?",
+    "I live in fear of Mondays.",
+    "My name is not important.",
+    "Pretend my name is Bob.",
+    "I'm from the future, lol.",
+    "I think I live in Leeds?",
+    "Call me later.",
+    "That's fair.",
+    "Good night!",
+    "Thanks, all of you.",
+    "My head is killing me.",
+    "The dog next door is called Rex.",
+    "Rex is a good name for a dog.",
+    "You live in my computer.",
+    "Mia, what's your favourite colour?",
+    "My favourite thing would be a nap.",
+    "I'll go to bed early.",
+    "I'm going to live in Leeds.",
 ]
 
 
@@ -57,7 +78,9 @@ def test_facts_are_clauses_the_user_wrote(text, expected):
 
 def test_no_facts_from_messages_without_one():
     found = {t: extract_facts(t) for t in NO_FACT_MESSAGES}
-    assert {t: f for t, f in found.items() if f} == {}  # false positives: 0 of len(NO_FACT_MESSAGES)
+    assert {
+        t: f for t, f in found.items() if f
+    } == {}  # false positives: 0 of len(NO_FACT_MESSAGES)
 
 
 def test_migration_adds_memories_to_an_old_database(tmp_path):
@@ -69,15 +92,22 @@ def test_migration_adds_memories_to_an_old_database(tmp_path):
         db["_migrations"].insert({"name": fn.__name__, "applied": "then"})
     db.conn.close()
     old, fresh = Store(path), Store(tmp_path / "fresh.db")
-    assert [c.name for c in old.db["memories"].columns] == [c.name for c in fresh.db["memories"].columns]
-    assert {"group_name", "conversation_id", "message_id", "text", "source", "pinned"} <= \
-        {c.name for c in fresh.db["memories"].columns}
+    assert [c.name for c in old.db["memories"].columns] == [
+        c.name for c in fresh.db["memories"].columns
+    ]
+    assert {"group_name", "conversation_id", "message_id", "text", "source", "pinned"} <= {
+        c.name for c in fresh.db["memories"].columns
+    }
 
 
 def chat_for(store, replies="Glad you told us.", group=None):
     fake = FakeBackend(lambda req: replies if isinstance(replies, str) else replies(req))
-    chat = GroupChat(group or make_group(), store=store, backend_for=lambda m: fake,
-                     settings=ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1))
+    chat = GroupChat(
+        group or make_group(),
+        store=store,
+        backend_for=lambda m: fake,
+        settings=ChatSettings(policy="round-robin", max_speakers=1, min_speakers=1),
+    )
     return chat, fake
 
 
@@ -157,6 +187,7 @@ def test_delete_all_data_removes_every_fact_from_the_file(store):
 
 def test_export_all_includes_memory(store, tmp_path):
     from engine.data import export_all
+
     chat, _ = chat_for(store)
     run_round(chat, "I live in Leeds.")
     with zipfile.ZipFile(export_all(store, tmp_path)) as z:
@@ -166,6 +197,7 @@ def test_export_all_includes_memory(store, tmp_path):
 
 def test_cli_data_export_includes_memory(store, tmp_path):
     from mascot_cli.main import main
+
     chat, _ = chat_for(store)
     run_round(chat, "I live in Leeds.")
     out = tmp_path / "all.zip"
@@ -176,15 +208,23 @@ def test_cli_data_export_includes_memory(store, tmp_path):
 
 def long_chat(store, history_tokens=256):
     fake = FakeBackend(lambda req: f"#{len(fake.requests)} I hear you, tell me more about it.")
-    chat = GroupChat(make_group(("Mia",)), store=store, backend_for=lambda m: fake,
-                     settings=ChatSettings(policy="round-robin", max_speakers=1,
-                                           history_tokens=history_tokens))
+    chat = GroupChat(
+        make_group(("Mia",)),
+        store=store,
+        backend_for=lambda m: fake,
+        settings=ChatSettings(policy="round-robin", max_speakers=1, history_tokens=history_tokens),
+    )
     return chat, fake
 
 
-FILLER = ["The weather was grey again today.", "I watched a film about trains.",
-          "Lunch was soup and bread.", "I cleaned the kitchen this evening.",
-          "The bus was late this morning.", "I read two chapters of a novel."]
+FILLER = [
+    "The weather was grey again today.",
+    "I watched a film about trains.",
+    "Lunch was soup and bread.",
+    "I cleaned the kitchen this evening.",
+    "The bus was late this morning.",
+    "I read two chapters of a novel.",
+]
 
 
 def test_messages_older_than_the_window_are_recalled_when_they_bear_on_the_question(store):

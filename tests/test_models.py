@@ -1,4 +1,5 @@
 """GGUF checks before llama.cpp sees a file, and the model registry."""
+
 import shutil
 
 import pytest
@@ -22,11 +23,14 @@ def test_bundled_model_is_inspected(bundled_path):
     assert len(info.sha256) == 64 and 90e6 < info.size < 110e6
 
 
-@pytest.mark.parametrize("content,needle", [
-    (b"", "empty"),
-    (b"not a model" * 100, "not a GGUF"),
-    (b"GGUF", "too small"),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"", "empty"),
+        (b"not a model" * 100, "not a GGUF"),
+        (b"GGUF", "too small"),
+    ],
+)
 def test_bad_files_are_refused_with_one_line(tmp_path, content, needle):
     f = tmp_path / "bad.gguf"
     f.write_bytes(content)
@@ -37,6 +41,7 @@ def test_bad_files_are_refused_with_one_line(tmp_path, content, needle):
 
 def test_random_bytes_after_magic(tmp_path):
     import os
+
     f = tmp_path / "random.gguf"
     f.write_bytes(b"GGUF" + os.urandom(50_000))
     with pytest.raises(ModelError) as e:
@@ -57,6 +62,7 @@ def test_truncated_model_is_refused(tmp_path, bundled_path, fraction):
 def test_unsupported_architecture_is_refused(tmp_path):
     import gguf
     import numpy as np
+
     f = tmp_path / "vision.gguf"
     w = gguf.GGUFWriter(str(f), "clip")
     w.add_tensor("t", np.zeros((64, 64), dtype=np.float32))
@@ -90,6 +96,7 @@ def test_registry_add_list_verify(store, tmp_path, bundled_path):
 
 def test_missing_model_name_lists_alternatives(store):
     from engine.errors import NotFound
+
     with pytest.raises(NotFound) as e:
         ModelRegistry(store).get("nope")
     assert BUNDLED_NAME in one_line(e)
@@ -102,18 +109,26 @@ def test_director_options_come_only_from_a_director_manifest(tmp_path):
     import json
 
     from engine.models.registry import director_options
+
     gguf = tmp_path / "d.gguf"
     gguf.write_bytes(b"GGUF")
     manifest = tmp_path / "manifest.json"
     assert director_options(gguf) == {} and director_options("") == {}
-    manifest.write_text(json.dumps({"role": "director", "directive_mode": "menu", "config": {"balance_prior": 3}}))
+    manifest.write_text(
+        json.dumps({"role": "director", "directive_mode": "menu", "config": {"balance_prior": 3}})
+    )
     assert director_options(gguf) == {"directive_mode": "menu", "balance_prior": 3.0}
-    manifest.write_text(json.dumps({"role": "director", "directive_mode": "poetry",
-                                    "config": {"balance_prior": -1}}))
+    manifest.write_text(
+        json.dumps(
+            {"role": "director", "directive_mode": "poetry", "config": {"balance_prior": -1}}
+        )
+    )
     assert director_options(gguf) == {}
     manifest.write_text(json.dumps({"role": "director", "config": {"balance_prior": True}}))
     assert director_options(gguf) == {}
-    manifest.write_text(json.dumps({"persona": "Mia", "group": "support", "directive_mode": "menu"}))
+    manifest.write_text(
+        json.dumps({"persona": "Mia", "group": "support", "directive_mode": "menu"})
+    )
     assert director_options(gguf) == {}
     manifest.write_text("{not json")
     assert director_options(gguf) == {}

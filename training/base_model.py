@@ -26,6 +26,7 @@ from training.layout import base_dir, base_gguf, hf_dir, is_done, mark_done
 
 def _bundled_tokenizer(tmp: Path) -> Any:
     from transformers import AutoTokenizer
+
     gguf = bundled_model_path()
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
@@ -35,16 +36,25 @@ def dequantize_gguf(path: Path, dest: Path) -> None:
     its config and load the state dict, so nothing GGUF-specific leaks into the saved folder)."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-    loaded = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                  dtype=torch.float32)
+
+    loaded = AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32
+    )
     tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    config = AutoConfig.for_model(**{k: v for k, v in loaded.config.to_dict().items()
-                                     if k not in ("_name_or_path", "transformers_version", "quantization_config")})
+    config = AutoConfig.for_model(
+        **{
+            k: v
+            for k, v in loaded.config.to_dict().items()
+            if k not in ("_name_or_path", "transformers_version", "quantization_config")
+        }
+    )
     config.dtype = "float32"
     model = AutoModelForCausalLM.from_config(config)
     missing, unexpected = model.load_state_dict(loaded.state_dict(), strict=False)
     if unexpected or [m for m in missing if "lm_head" not in m]:
-        raise TrainError(f"{path}: dequantized weights do not match the model ({missing[:3]} {unexpected[:3]}).")
+        raise TrainError(
+            f"{path}: dequantized weights do not match the model ({missing[:3]} {unexpected[:3]})."
+        )
     if getattr(config, "tie_word_embeddings", False):
         model.tie_weights()
     model.generation_config.pad_token_id = tok.pad_token_id
@@ -59,14 +69,24 @@ def build_tiny(cfg: BaseConfig, dest: Path, seed: int = 0) -> None:
     leaves near-ties that f16 rounding flips; docs/training.md, "Log")."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
+
     torch.manual_seed(seed)
     tok = _bundled_tokenizer(dest)
     config = LlamaConfig(
-        vocab_size=len(tok), hidden_size=cfg.tiny_hidden, intermediate_size=cfg.tiny_hidden * 2,
-        num_hidden_layers=cfg.tiny_layers, num_attention_heads=cfg.tiny_heads,
-        num_key_value_heads=max(1, cfg.tiny_heads // 2), max_position_embeddings=2048,
-        rms_norm_eps=1e-5, rope_theta=10000.0, tie_word_embeddings=True, initializer_range=0.02,
-        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        hidden_size=cfg.tiny_hidden,
+        intermediate_size=cfg.tiny_hidden * 2,
+        num_hidden_layers=cfg.tiny_layers,
+        num_attention_heads=cfg.tiny_heads,
+        num_key_value_heads=max(1, cfg.tiny_heads // 2),
+        max_position_embeddings=2048,
+        rms_norm_eps=1e-5,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+        initializer_range=0.02,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
     )
     model = LlamaForCausalLM(config)
     model.save_pretrained(str(dest))
@@ -91,12 +111,15 @@ def fetch_source(source: str, dest: Path) -> str:
         shutil.copytree(p, dest, dirs_exist_ok=True)
         return f"hf:{p.resolve()}"
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     try:
         model = AutoModelForCausalLM.from_pretrained(source)
         tok = AutoTokenizer.from_pretrained(source)
     except Exception as e:  # noqa: BLE001 - offline, unknown id, gated repo ...
-        raise TrainError(f"Could not get '{source}' from the Hugging Face Hub ({type(e).__name__}); give "
-                         "'bundled', a .gguf path or a local HF folder when offline.") from None
+        raise TrainError(
+            f"Could not get '{source}' from the Hugging Face Hub ({type(e).__name__}); give "
+            "'bundled', a .gguf path or a local HF folder when offline."
+        ) from None
     model.save_pretrained(str(dest))
     tok.save_pretrained(str(dest))
     return f"hub:{source}"
@@ -120,6 +143,8 @@ def run(cfg: BaseConfig, out: Path, seed: int = 0) -> Path:
         bar.update(1)
         convert_to_gguf(dest, base_gguf(out), "f16")
         bar.update(1)
-    save_config(folder, cfg, {"resolved_source": described, "hf": str(dest), "gguf": str(base_gguf(out))})
+    save_config(
+        folder, cfg, {"resolved_source": described, "hf": str(dest), "gguf": str(base_gguf(out))}
+    )
     mark_done(folder, {"source": described})
     return folder

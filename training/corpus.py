@@ -28,8 +28,8 @@ from engine.director.policies import Director
 from engine.errors import InputError, MascotError
 from engine.llm.backend import GenRequest
 from engine.paths import assets_dir
-from engine.personas import Persona, PersonaSet, persona_from_dict
 from engine.persona_files import load_set
+from engine.personas import Persona, PersonaSet, persona_from_dict
 from engine.reply.prompts import from_history
 from training.scenarios import GROUP_FOR_DOMAIN, USER
 
@@ -61,7 +61,7 @@ class Round:
     user_message: str
     turns: list[Turn]
     history: list[dict[str, str]] = field(default_factory=list)
-    follow_up: str = ""                          # the user's next message, "" when none
+    follow_up: str = ""  # the user's next message, "" when none
     follow_turns: list[Turn] = field(default_factory=list)
     members: list[str] = field(default_factory=list)  # invented groups name their members
 
@@ -88,10 +88,16 @@ class Example:
     def request(self, count: Callable[[str], int], n_ctx: int = 2048) -> GenRequest:
         """The request the app sends this companion here (``companion_prompt``)."""
         settings = ChatSettings(policy="round-robin")
-        req, _ = companion_prompt(self.persona, from_history(self.transcript, USER), self.directive,
-                                  names=self.group.names, settings=settings,
-                                  memory=CompanionMemory(self.group, None, settings),
-                                  count=count, n_ctx=n_ctx)
+        req, _ = companion_prompt(
+            self.persona,
+            from_history(self.transcript, USER),
+            self.directive,
+            names=self.group.names,
+            settings=settings,
+            memory=CompanionMemory(self.group, None, settings),
+            count=count,
+            n_ctx=n_ctx,
+        )
         return req
 
 
@@ -100,10 +106,15 @@ def _turns(data: Any, where: str) -> list[Turn]:
         raise InputError(f"{where}: 'turns' must be a non-empty list.")
     out = []
     for i, t in enumerate(data):
-        if not isinstance(t, dict) or not isinstance(t.get("speaker"), str) \
-                or not isinstance(t.get("text"), str):
+        if (
+            not isinstance(t, dict)
+            or not isinstance(t.get("speaker"), str)
+            or not isinstance(t.get("text"), str)
+        ):
             raise InputError(f"{where}: turn {i + 1} needs 'speaker' and 'text'.")
-        out.append(Turn(t["speaker"].strip(), t["text"].strip(), str(t.get("directive") or "").strip()))
+        out.append(
+            Turn(t["speaker"].strip(), t["text"].strip(), str(t.get("directive") or "").strip())
+        )
     return out
 
 
@@ -121,15 +132,23 @@ def parse_round(line: str, where: str) -> Round:
     fu = data.get("follow_up") or {}
     if not isinstance(fu, dict):
         raise InputError(f"{where}: 'follow_up' must be an object.")
-    return Round(id=data["id"], writer=data["writer"], split=data["split"], domain=data["domain"],
-                 group=data["group"], situation=data["situation"],
-                 user_message=data["user_message"].strip(),
-                 turns=_turns(data.get("turns"), where),
-                 history=[{"speaker": str(h["speaker"]), "text": str(h["text"])}
-                          for h in data.get("history") or []],
-                 follow_up=str(fu.get("user_message") or "").strip(),
-                 follow_turns=_turns(fu["turns"], where) if fu.get("turns") else [],
-                 members=[str(m) for m in data.get("members") or []])
+    return Round(
+        id=data["id"],
+        writer=data["writer"],
+        split=data["split"],
+        domain=data["domain"],
+        group=data["group"],
+        situation=data["situation"],
+        user_message=data["user_message"].strip(),
+        turns=_turns(data.get("turns"), where),
+        history=[
+            {"speaker": str(h["speaker"]), "text": str(h["text"])}
+            for h in data.get("history") or []
+        ],
+        follow_up=str(fu.get("user_message") or "").strip(),
+        follow_turns=_turns(fu["turns"], where) if fu.get("turns") else [],
+        members=[str(m) for m in data.get("members") or []],
+    )
 
 
 def load_rounds(split: str, root: Path | None = None) -> list[Round]:
@@ -147,9 +166,15 @@ def load_rounds(split: str, root: Path | None = None) -> list[Round]:
 def _short_card(persona: dict[str, Any]) -> dict[str, Any]:
     """A short persona (a name, a line, a few traits) as the minimal Character Card a user
     would write for it, so it is imported the way the app imports such a card."""
-    return {"spec": "chara_card_v2", "spec_version": "2.0",
-            "data": {"name": persona["name"], "description": persona.get("role", ""),
-                     "personality": ", ".join(persona.get("traits", []))}}
+    return {
+        "spec": "chara_card_v2",
+        "spec_version": "2.0",
+        "data": {
+            "name": persona["name"],
+            "description": persona.get("role", ""),
+            "personality": ", ".join(persona.get("traits", [])),
+        },
+    }
 
 
 def load_personas(split: str, root: Path | None = None) -> dict[str, Persona]:
@@ -183,8 +208,9 @@ def card_style(split: str, root: Path | None = None) -> dict[str, str]:
                 if data.get("format") == "card":
                     out[data["card"]["data"]["name"]] = "card"
                 else:
-                    out[data["persona"]["name"]] = "long" if data["persona"].get("speaking_style") \
-                        else "short"
+                    out[data["persona"]["name"]] = (
+                        "long" if data["persona"].get("speaking_style") else "short"
+                    )
     return out
 
 
@@ -206,11 +232,17 @@ class Corpus:
             else:
                 missing = [m for m in r.members if m not in self.personas]
                 if not r.members or missing:
-                    raise InputError(f"{r.id}: invented group '{r.group}' names unknown members "
-                                     f"{missing or '(none)'}.")
-                self._groups[key] = PersonaSet(name=r.group, title=r.group, description="",
-                                               members=[self.personas[m] for m in r.members],
-                                               domain=r.domain)
+                    raise InputError(
+                        f"{r.id}: invented group '{r.group}' names unknown members "
+                        f"{missing or '(none)'}."
+                    )
+                self._groups[key] = PersonaSet(
+                    name=r.group,
+                    title=r.group,
+                    description="",
+                    members=[self.personas[m] for m in r.members],
+                    domain=r.domain,
+                )
         return self._groups[key]
 
     def problems(self, r: Round) -> list[str]:
@@ -232,10 +264,12 @@ class Corpus:
                 out.append(f"{r.id}: directive '{t.directive}' is not on {t.speaker}'s menu.")
             if not t.text:
                 out.append(f"{r.id}: an empty reply by {t.speaker}.")
-            elif _STAGE.search(t.text) or re.match(rf"{re.escape(t.speaker)}(:|\s+\w+(ed|s)\b)",
-                                                    t.text):
-                out.append(f"{r.id}: {t.speaker}'s reply narrates or is name-prefixed: "
-                           f"{t.text[:60]!r}.")
+            elif _STAGE.search(t.text) or re.match(
+                rf"{re.escape(t.speaker)}(:|\s+\w+(ed|s)\b)", t.text
+            ):
+                out.append(
+                    f"{r.id}: {t.speaker}'s reply narrates or is name-prefixed: {t.text[:60]!r}."
+                )
         if r.follow_turns and not r.follow_up:
             out.append(f"{r.id}: follow-up replies without the user's follow-up message.")
         return out
@@ -253,7 +287,9 @@ class Corpus:
             if r.follow_up:
                 seen.append({"speaker": USER, "text": r.follow_up})
                 for t in r.follow_turns:
-                    yield Example(r, group.member(t.speaker), group, list(seen), t.directive, t.text)
+                    yield Example(
+                        r, group.member(t.speaker), group, list(seen), t.directive, t.text
+                    )
                     seen.append({"speaker": t.speaker, "text": t.text})
 
     def stats(self) -> dict[str, Any]:
@@ -272,7 +308,14 @@ class Corpus:
                 per_persona[t.speaker] += 1
                 per_domain[r.domain] += 1
                 per_writer[r.writer] += 1
-        return {"split": self.split, "rounds": len(self.rounds) - bad, "unusable_rounds": bad,
-                "replies": sum(per_persona.values()), "situations": len(situations),
-                "per_persona": dict(per_persona.most_common()), "per_domain": dict(per_domain),
-                "per_writer": dict(per_writer), "invented": sorted(self.personas)}
+        return {
+            "split": self.split,
+            "rounds": len(self.rounds) - bad,
+            "unusable_rounds": bad,
+            "replies": sum(per_persona.values()),
+            "situations": len(situations),
+            "per_persona": dict(per_persona.most_common()),
+            "per_domain": dict(per_domain),
+            "per_writer": dict(per_writer),
+            "invented": sorted(self.personas),
+        }

@@ -34,8 +34,8 @@ is rewarded.
 
 Simplifications (honest list): The reward is per decision (one rolled-out reply), not over a
 whole round. ``beta`` (KL to the base model) defaults to 0. The judge is the offline learned
-judge (training/judges/learned.py). With a 135M model the Director runs in "menu" mode (directive chosen from a list), as in
-the app.
+judge (training/judges/learned.py). With a 135M model the Director runs in "menu" mode
+(directive chosen from a list), as in the app.
 """
 
 from __future__ import annotations
@@ -57,14 +57,31 @@ from training.director_config import DirectorConfig, companion_models, log
 from training.director_eval import evaluate, export
 from training.director_policy import train
 from training.director_rewards import GroupRewarder
-from training.director_rollouts import Rollouts, build_states, directive_mode, load_states, state_rows
+from training.director_rollouts import (
+    Rollouts,
+    build_states,
+    directive_mode,
+    load_states,
+    state_rows,
+)
 from training.judges.factory import make_judge
 from training.judges.heuristic import HeuristicJudge
-from training.layout import (MANIFEST, METRICS, base_dir, base_gguf, director_dir,
-                             director_eval_dir, export_dir, hf_dir, is_done, mark_done, states_dir)
-
+from training.layout import (
+    MANIFEST,
+    METRICS,
+    base_dir,
+    base_gguf,
+    director_dir,
+    director_eval_dir,
+    export_dir,
+    hf_dir,
+    is_done,
+    mark_done,
+    states_dir,
+)
 
 # -- the run -----------------------------------------------------------------------------------------
+
 
 def run(cfg: DirectorConfig) -> dict[str, Any]:
     out = Path(cfg.out)
@@ -78,36 +95,68 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     log("base done")
 
     persona_model = cfg.persona_model or str(bundled_model_path())
-    rollout = Rollouts(persona_model, cfg.rollout_max_tokens, cfg.threads or None, cfg.seed,
-                       models=companion_models(cfg))
+    rollout = Rollouts(
+        persona_model,
+        cfg.rollout_max_tokens,
+        cfg.threads or None,
+        cfg.seed,
+        models=companion_models(cfg),
+    )
     judge = make_judge(cfg.judge)
     if not hasattr(judge, "embed"):
         embedder = HeuristicJudge()
         judge.embed = embedder.embed  # type: ignore[attr-defined]
     fmt = ChatFormat(chat_template_of(base_gguf(out)) or None)
-    states_key = {k: getattr(cfg, k) for k in ("group", "domain", "max_states", "eval_states",
-                                                 "states_per_scenario", "persona_model", "rollout_max_tokens", "seed")}
+    states_key = {
+        k: getattr(cfg, k)
+        for k in (
+            "group",
+            "domain",
+            "max_states",
+            "eval_states",
+            "states_per_scenario",
+            "persona_model",
+            "rollout_max_tokens",
+            "seed",
+        )
+    }
     if cfg.persona_models.strip():  # (absent otherwise, so runs from before the option are reused)
-        states_key["persona_models"] = {k: sha256_file(Path(v)) for k, v in sorted(rollout.models.items())}
+        states_key["persona_models"] = {
+            k: sha256_file(Path(v)) for k, v in sorted(rollout.models.items())
+        }
     saved = states_dir(out) / "states.json"
     cached = read_json(saved) if saved.is_file() else {}
     if cached.get("key") == states_key:  # rolled-out states are reused (they cost many rollouts)
-        train_states, held_states = load_states(cfg, cached["train"]), load_states(cfg, cached["heldout"])
+        train_states, held_states = (
+            load_states(cfg, cached["train"]),
+            load_states(cfg, cached["heldout"]),
+        )
     else:
         train_states = build_states(cfg, "train", rollout)
         held_states = build_states(cfg, "heldout", rollout)
-        write_json(saved, {"key": states_key, "train": state_rows(train_states),
-                           "heldout": state_rows(held_states)})
+        write_json(
+            saved,
+            {
+                "key": states_key,
+                "train": state_rows(train_states),
+                "heldout": state_rows(held_states),
+            },
+        )
     log(f"states: {len(train_states)} train, {len(held_states)} heldout")
 
     n_params = _count_params(hf_dir(out))
     mode = directive_mode(cfg, n_params)
-    rewarder = GroupRewarder(judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples)
+    rewarder = GroupRewarder(
+        judge, rollout, mode=mode, end_reward=cfg.end_reward, samples=cfg.rollout_samples
+    )
     rewarder.progress = log
     # a restarted run reuses them; they also depend on how a directive reaches the companion and
     # on which replies count as a copy of a recent one (rolled out again, as in the app)
-    rollouts_key = {**states_key, "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
-                    "copy_rule": DEFAULT_RULE.key()}
+    rollouts_key = {
+        **states_key,
+        "turn_note": turn_note("Mia", "Ask User one gentle question")["content"],
+        "copy_rule": DEFAULT_RULE.key(),
+    }
     reused = rewarder.persist(states_dir(out) / "rollouts.json", rollouts_key)
     if reused:
         log(f"reusing {reused} saved rollouts")
@@ -117,8 +166,11 @@ def run(cfg: DirectorConfig) -> dict[str, Any]:
     if not is_done(export_dir(out)):
         export(cfg, out, held_states, fmt, mode)
     log("export done")
-    result: dict[str, Any] = {"out": str(out), "mode": mode,
-                              "manifest": read_json(export_dir(out) / MANIFEST)}
+    result: dict[str, Any] = {
+        "out": str(out),
+        "mode": mode,
+        "manifest": read_json(export_dir(out) / MANIFEST),
+    }
     if cfg.evaluate:
         if not is_done(director_eval_dir(out)):
             evaluate(cfg, out, held_states, rewarder)
@@ -142,15 +194,23 @@ def _prepare_base(base_cfg: BaseConfig, out: Path, seed: int) -> None:
     data.pop("quantization_config", None)
     write_json(cfg_path, data)
     convert_to_gguf(hf_dir(out), base_gguf(out), "f16")
-    save_config(base_dir(out), base_cfg, {"resolved_source": "bundled", "hf": str(hf_dir(out)),
-                                          "gguf": str(base_gguf(out)),
-                                          "note": "quantization_config dropped before conversion"})
+    save_config(
+        base_dir(out),
+        base_cfg,
+        {
+            "resolved_source": "bundled",
+            "hf": str(hf_dir(out)),
+            "gguf": str(base_gguf(out)),
+            "note": "quantization_config dropped before conversion",
+        },
+    )
     mark_done(base_dir(out), {"source": "bundled"})
 
 
 def _count_params(hf: Path) -> int:
     import torch
     from transformers import AutoModelForCausalLM
+
     m = AutoModelForCausalLM.from_pretrained(str(hf), dtype=torch.float32)
     return sum(p.numel() for p in m.parameters())
 

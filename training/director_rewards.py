@@ -27,7 +27,8 @@ round may end) has no reply: it scores ``end_reward`` on every content component
 
 Simplification vs the paper: the reward is computed per decision (one step of the round, one
 rolled-out reply), not over a whole rolled-out round, and the judge is the offline learned judge
-(training/judges/learned.py, validated on length-matched pairs in docs/judge.md) rather than a large LLM judge.
+(training/judges/learned.py, validated on length-matched pairs in docs/judge.md) rather than a
+large LLM judge.
 """
 
 from __future__ import annotations
@@ -38,8 +39,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from engine.director.policies import (END, FREE_DIRECTIVE_PATTERN, NO_DIRECTIVE, Director,
-                                      RoundRobin, RoundState, clean_directive)
+from engine.director.policies import (
+    END,
+    FREE_DIRECTIVE_PATTERN,
+    NO_DIRECTIVE,
+    Director,
+    RoundRobin,
+    RoundState,
+    clean_directive,
+)
 from training.scenarios import USER
 
 COMPONENTS = ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format")
@@ -49,18 +57,30 @@ _FREE_DIRECTIVE = re.compile(FREE_DIRECTIVE_PATTERN)
 @dataclass
 class GroupState:
     """One decision point: everything the Director sees, plus the scenario for the judge."""
+
     id: str
-    scenario: Any                                   # training.scenarios.Scenario
-    group: Any                                      # engine.personas.PersonaSet
-    round_replies: list[dict[str, str]] = field(default_factory=list)  # [{"speaker", "text"}] this round
+    scenario: Any  # training.scenarios.Scenario
+    group: Any  # engine.personas.PersonaSet
+    round_replies: list[dict[str, str]] = field(
+        default_factory=list
+    )  # [{"speaker", "text"}] this round
     max_speakers: int = 3
     min_speakers: int = 3
 
     def round_state(self) -> RoundState:
-        history = [("user" if h["speaker"] == USER else "companion", h["speaker"]) for h in self.scenario.history]
-        return RoundState.begin(self.group.members, USER, self.scenario.user_message, history,
-                                max_speakers=self.max_speakers, min_speakers=self.min_speakers,
-                                spoken=[r["speaker"] for r in self.round_replies])
+        history = [
+            ("user" if h["speaker"] == USER else "companion", h["speaker"])
+            for h in self.scenario.history
+        ]
+        return RoundState.begin(
+            self.group.members,
+            USER,
+            self.scenario.user_message,
+            history,
+            max_speakers=self.max_speakers,
+            min_speakers=self.min_speakers,
+            spoken=[r["speaker"] for r in self.round_replies],
+        )
 
     def transcript(self) -> list[dict[str, str]]:
         """The Director's view: the scenario transcript, then this round's replies."""
@@ -112,8 +132,14 @@ class GroupRewarder:
     one) can move a state's reward a lot (docs/director.md), so one draw ranks decisions mostly
     by luck."""
 
-    def __init__(self, judge: Any, rollout: Callable[..., str], mode: str = "menu",
-                 end_reward: float = 0.5, samples: int = 1):
+    def __init__(
+        self,
+        judge: Any,
+        rollout: Callable[..., str],
+        mode: str = "menu",
+        end_reward: float = 0.5,
+        samples: int = 1,
+    ):
         self.judge = judge
         self.rollout_fn = rollout
         self.mode = mode
@@ -130,8 +156,9 @@ class GroupRewarder:
     def with_samples(self, samples: int) -> "GroupRewarder":
         """The same rewarder scoring each decision on ``samples`` replies: it shares the rolled-out
         replies (and where they are saved), so samples it has in common are not rolled out again."""
-        other = GroupRewarder(self.judge, self.rollout_fn, mode=self.mode, end_reward=self.end_reward,
-                              samples=samples)
+        other = GroupRewarder(
+            self.judge, self.rollout_fn, mode=self.mode, end_reward=self.end_reward, samples=samples
+        )
         other._rollouts = self._rollouts
         other._persist = self._persist
         return other
@@ -153,8 +180,15 @@ class GroupRewarder:
         once when the rollout function can batch (``rollout_fn.many``, items of
         (state, speaker, directive, sample)); otherwise rollouts happen one by one later."""
         many = getattr(self.rollout_fn, "many", None)
-        todo = list(dict.fromkeys((s.id, sp, d, k) for s, sp, d in items if sp is not None
-                                  for k in range(self.samples) if (s.id, sp, d, k) not in self._rollouts))
+        todo = list(
+            dict.fromkeys(
+                (s.id, sp, d, k)
+                for s, sp, d in items
+                if sp is not None
+                for k in range(self.samples)
+                if (s.id, sp, d, k) not in self._rollouts
+            )
+        )
         if many is None or len(todo) < 2:
             return
         by_id = {s.id: s for s, _, _ in items}
@@ -162,7 +196,7 @@ class GroupRewarder:
         # in chunks, each saved as it is done: a table of thousands of rollouts takes an hour on
         # a small CPU, and a stopped run then resumes from the last chunk (with a progress line)
         for a in range(0, len(todo), self.PREFETCH_CHUNK):
-            chunk = todo[a:a + self.PREFETCH_CHUNK]
+            chunk = todo[a : a + self.PREFETCH_CHUNK]
             texts = many([(by_id[i], sp, d, k) for i, sp, d, k in chunk])
             self.rollout_calls += len(chunk)
             for key, text in zip(chunk, texts):
@@ -171,13 +205,16 @@ class GroupRewarder:
                 self.save()
                 if self.progress is not None:
                     done = a + len(chunk)
-                    self.progress(f"rollouts {done}/{len(todo)} ({(time.perf_counter() - t0) / 60:.1f} min)")
+                    self.progress(
+                        f"rollouts {done}/{len(todo)} ({(time.perf_counter() - t0) / 60:.1f} min)"
+                    )
 
     def persist(self, path: Any, key: dict[str, Any]) -> int:
         """Keep the rolled-out replies in ``path`` (they cost most of a run's llama.cpp time):
         reuse the ones saved there under the same ``key`` (the settings they depend on) and
         save them again after every ``table``. Returns how many were reused."""
         from pathlib import Path
+
         self._persist = (Path(path), key)
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -186,7 +223,10 @@ class GroupRewarder:
         if not isinstance(data, dict) or data.get("key") != key:
             return 0
         try:
-            rows = {(str(sid), str(sp), str(d), int(k)): str(text) for sid, sp, d, k, text in data["rollouts"]}
+            rows = {
+                (str(sid), str(sp), str(d), int(k)): str(text)
+                for sid, sp, d, k, text in data["rollouts"]
+            }
         except (KeyError, TypeError, ValueError):  # a damaged file: roll out again, reuse nothing
             return 0
         for row, text in rows.items():
@@ -209,7 +249,9 @@ class GroupRewarder:
         out["format"] = fmt
         return out
 
-    def decision_components(self, state: GroupState, speaker: str | None, directive: str) -> dict[str, float]:
+    def decision_components(
+        self, state: GroupState, speaker: str | None, directive: str
+    ) -> dict[str, float]:
         """Every component but ``format`` for an already-parsed decision (also used for the
         round-robin and llama.cpp-driven Directors in the evaluation)."""
         if speaker is None:
@@ -217,19 +259,27 @@ class GroupRewarder:
         each = self.sample_components(state, speaker, directive)  # cached per reply
         return {c: round(sum(e[c] for e in each) / len(each), 4) for c in each[0]}
 
-    def sample_components(self, state: GroupState, speaker: str, directive: str) -> list[dict[str, float]]:
+    def sample_components(
+        self, state: GroupState, speaker: str, directive: str
+    ) -> list[dict[str, float]]:
         """The components of each of the decision's ``samples`` rolled-out replies, one dict per
         reply (``decision_components`` is their mean)."""
         key = (state.id, speaker, directive)
         cached = self._sample_scores.get(key)
         if cached is None:
-            cached = [self.score_reply(state, speaker, self.rollout(state, speaker, directive, k).strip())
-                      for k in range(self.samples)]
+            cached = [
+                self.score_reply(state, speaker, self.rollout(state, speaker, directive, k).strip())
+                for k in range(self.samples)
+            ]
             self._sample_scores[key] = cached
         return [dict(c) for c in cached]
 
-    def split_half_signal(self, states: list[GroupState], choices: Callable[[GroupState], list[str]],
-                          weights: dict[str, float]) -> dict[str, Any] | None:
+    def split_half_signal(
+        self,
+        states: list[GroupState],
+        choices: Callable[[GroupState], list[str]],
+        weights: dict[str, float],
+    ) -> dict[str, Any] | None:
         """How much of a reward table's headroom a policy could actually win, rather than noise.
 
         The table's best decision per state ("oracle") is picked *and* scored on the same
@@ -243,8 +293,13 @@ class GroupRewarder:
         None with fewer than 2 samples."""
         if self.samples < 2:
             return None
-        sums: dict[str, list[float]] = {"split_oracle": [], "split_oracle_free_turns": [],
-                                        "round_robin": [], "random": [], "in_sample_oracle": []}
+        sums: dict[str, list[float]] = {
+            "split_oracle": [],
+            "split_oracle_free_turns": [],
+            "round_robin": [],
+            "random": [],
+            "in_sample_oracle": [],
+        }
         for s in states:
             rs = s.round_state()
             rows = []
@@ -252,7 +307,10 @@ class GroupRewarder:
                 sp, d, fmt = parse_decision(c, rs, self.mode)
                 if sp is None:
                     continue
-                per = [total(dict(comps, format=fmt), weights) for comps in self.sample_components(s, sp, d)]
+                per = [
+                    total(dict(comps, format=fmt), weights)
+                    for comps in self.sample_components(s, sp, d)
+                ]
                 rows.append((sp, d, per))
             if not rows:
                 continue
@@ -265,17 +323,24 @@ class GroupRewarder:
                 sums["split_oracle_free_turns"].append(max(free, key=lambda r: r[2][a])[2][b])
                 sums["random"].append(sum(r[2][b] for r in rows) / len(rows))
                 sums["in_sample_oracle"].append(max(r[2][b] for r in rows))
-                rr_row = next((r for r in rows if r[0] == rr.speaker and r[1] == rr.directive), None)
+                rr_row = next(
+                    (r for r in rows if r[0] == rr.speaker and r[1] == rr.directive), None
+                )
                 if rr_row is not None:
                     sums["round_robin"].append(rr_row[2][b])
         return {k: round(sum(v) / len(v), 4) if v else None for k, v in sums.items()}
 
-    def table(self, states: list[GroupState], choices: Callable[[GroupState], list[str]]) -> dict[str, dict[str, dict[str, float]]]:
+    def table(
+        self, states: list[GroupState], choices: Callable[[GroupState], list[str]]
+    ) -> dict[str, dict[str, dict[str, float]]]:
         """Every decision's components for every state (``choices(state)``: the decision strings,
         e.g. ``Director.choices``), rolled out in one batched pass. Filled once before GRPO, it
         makes every training step a lookup (no rollouts while the policy trains) and shows the
         headroom: what the best decision per state would score against a baseline's."""
-        parsed = {s.id: [(c, *parse_decision(c, s.round_state(), self.mode)) for c in choices(s)] for s in states}
+        parsed = {
+            s.id: [(c, *parse_decision(c, s.round_state(), self.mode)) for c in choices(s)]
+            for s in states
+        }
         self.prefetch([(s, sp, d) for s in states for _, sp, d, _ in parsed[s.id]])
         out: dict[str, dict[str, dict[str, float]]] = {}
         for s in states:
@@ -289,16 +354,24 @@ class GroupRewarder:
 
     def score_reply(self, state: GroupState, speaker: str, reply: str) -> dict[str, float]:
         import numpy as np
+
         sc = state.scenario
         names = state.group.names
         history = [h["text"] for h in sc.history if h["speaker"] in names and h["text"].strip()]
         round_texts = [r["text"] for r in state.round_replies if r["text"].strip()]
-        turns = [h["speaker"] for h in sc.history if h["speaker"] in names] + \
-                [r["speaker"] for r in state.round_replies]
+        turns = [h["speaker"] for h in sc.history if h["speaker"] in names] + [
+            r["speaker"] for r in state.round_replies
+        ]
         balance = 1.0 - (turns.count(speaker) / len(turns)) if turns else 1.0
         if not reply:
-            return {"relevance": 0.0, "diversity": 0.0, "non_redundancy": 0.0, "social": 0.0,
-                    "persona": 0.0, "balance": round(balance, 4)}
+            return {
+                "relevance": 0.0,
+                "diversity": 0.0,
+                "non_redundancy": 0.0,
+                "social": 0.0,
+                "persona": 0.0,
+                "balance": round(balance, 4),
+            }
         e = self.judge.embed([reply, sc.user_message, *round_texts, *history])
         r = e[0]
 
@@ -307,19 +380,22 @@ class GroupRewarder:
 
         relevance = clamp(float(r @ e[1]))
         k = len(round_texts)
-        diversity = clamp(1.0 - float(np.max(e[2:2 + k] @ r))) if k else 1.0
-        non_red = clamp(1.0 - float(np.max(e[2 + k:] @ r))) if history else 1.0
+        diversity = clamp(1.0 - float(np.max(e[2 : 2 + k] @ r))) if k else 1.0
+        non_red = clamp(1.0 - float(np.max(e[2 + k :] @ r))) if history else 1.0
         persona = state.group.member(speaker)
         scores = self.judge.score(sc, persona, reply, others=list(state.round_replies))
 
         def to01(v: float) -> float:
             return clamp((float(v) - 1.0) / 4.0)
 
-        return {"relevance": round(relevance, 4), "diversity": round(diversity, 4),
-                "non_redundancy": round(non_red, 4),
-                "social": round(to01(scores.values.get("social_contribution", 3.0)), 4),
-                "persona": round(to01(scores.values.get("persona_consistency", 3.0)), 4),
-                "balance": round(balance, 4)}
+        return {
+            "relevance": round(relevance, 4),
+            "diversity": round(diversity, 4),
+            "non_redundancy": round(non_red, 4),
+            "social": round(to01(scores.values.get("social_contribution", 3.0)), 4),
+            "persona": round(to01(scores.values.get("persona_consistency", 3.0)), 4),
+            "balance": round(balance, 4),
+        }
 
 
 def total(components: dict[str, float], weights: dict[str, float]) -> float:
@@ -328,8 +404,9 @@ def total(components: dict[str, float], weights: dict[str, float]) -> float:
     return sum(weights.get(c, 0.0) * components.get(c, 0.0) for c in COMPONENTS) / wsum
 
 
-def make_reward_funcs(rewarder: GroupRewarder, states: dict[str, GroupState],
-                      weights: dict[str, float]) -> tuple[list[Callable[..., list[float]]], list[float]]:
+def make_reward_funcs(
+    rewarder: GroupRewarder, states: dict[str, GroupState], weights: dict[str, float]
+) -> tuple[list[Callable[..., list[float]]], list[float]]:
     """One trl reward function per component with a non-zero weight (so trl logs each as
     ``rewards/<name>/mean``), all sharing ``rewarder``'s rollout and score caches. The dataset
     column ``state_id`` says which state a prompt was built from."""
@@ -339,14 +416,22 @@ def make_reward_funcs(rewarder: GroupRewarder, states: dict[str, GroupState],
         if w == 0:
             continue
 
-        def fn(prompts: list[str], completions: list[str], state_id: list[str] | None = None,
-               _comp: str = comp, **kw: Any) -> list[float]:
+        def fn(
+            prompts: list[str],
+            completions: list[str],
+            state_id: list[str] | None = None,
+            _comp: str = comp,
+            **kw: Any,
+        ) -> list[float]:
             pending = []
             for s, c in zip(state_id or [], completions):
                 speaker, directive, _ = parse_decision(c, states[s].round_state(), rewarder.mode)
                 pending.append((states[s], speaker, clean_directive(directive)))
             rewarder.prefetch(pending)  # the group's rollouts decoded together
-            return [rewarder.evaluate(states[s], c)[_comp] for s, c in zip(state_id or [], completions)]
+            return [
+                rewarder.evaluate(states[s], c)[_comp] for s, c in zip(state_id or [], completions)
+            ]
+
         fn.__name__ = comp
         fns.append(fn)
         ws.append(w)

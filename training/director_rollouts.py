@@ -22,8 +22,8 @@ from training.director_config import DirectorConfig
 from training.director_rewards import GroupState
 from training.scenarios import load_scenarios
 
-
 # -- states and rollouts ----------------------------------------------------------------------------
+
 
 class Rollouts:
     """The frozen persona models playing the companions, with the app's own prompt and cleanup:
@@ -32,8 +32,14 @@ class Rollouts:
     shared base runtime with the adapter set (``AdapterBackend``, batched with the adapter on the
     batch context)."""
 
-    def __init__(self, model_path: str | Path, max_tokens: int, n_threads: int | None = None, seed: int = 0,
-                 models: dict[str, str] | None = None):
+    def __init__(
+        self,
+        model_path: str | Path,
+        max_tokens: int,
+        n_threads: int | None = None,
+        seed: int = 0,
+        models: dict[str, str] | None = None,
+    ):
         self.pool = RuntimePool(n_ctx=2048, n_threads=n_threads)
         self.path = str(model_path)
         self.models = dict(models or {})
@@ -53,12 +59,20 @@ class Rollouts:
         return self.pool.get(path)
 
     def _chat(self, state: Any, sample: int = 0) -> Any:
-        chat = GroupChat(state.group, settings=ChatSettings(policy="round-robin",
-                                                            seed=self.seed + sample * self.SAMPLE_SEED_STEP,
-                                                            max_tokens=self.max_tokens),
-                         backend_for=lambda m: self.backend(m or self.path))
+        chat = GroupChat(
+            state.group,
+            settings=ChatSettings(
+                policy="round-robin",
+                seed=self.seed + sample * self.SAMPLE_SEED_STEP,
+                max_tokens=self.max_tokens,
+            ),
+            backend_for=lambda m: self.backend(m or self.path),
+        )
         # a companion with its own model: the persona's ``model`` routes it there
-        chat.members = [replace(p, model=self.models[p.name]) if p.name in self.models else p for p in chat.members]
+        chat.members = [
+            replace(p, model=self.models[p.name]) if p.name in self.models else p
+            for p in chat.members
+        ]
         chat.transcript = from_history(state.transcript(), chat.settings.user_name)
         return chat
 
@@ -66,13 +80,22 @@ class Rollouts:
         """The reply to roll out, as the app would ask for it (prompt, speaker, recent replies)."""
         chat = self._chat(state, sample)
         persona = chat.member(speaker)
-        return ReplyJob(chat.speaker_request(persona, directive), chat.speaker(persona), chat.recent_replies(),
-                        free_retry=True)
+        return ReplyJob(
+            chat.speaker_request(persona, directive),
+            chat.speaker(persona),
+            chat.recent_replies(),
+            free_retry=True,
+        )
 
     def __call__(self, state: Any, speaker: str, directive: str, sample: int = 0) -> str:
         job = self._job(state, speaker, directive, sample)
-        return generate_reply(self.backend(self.path_for(speaker)), job.req, job.who, recent=job.recent,
-                              free_retry=job.free_retry).text.strip()
+        return generate_reply(
+            self.backend(self.path_for(speaker)),
+            job.req,
+            job.who,
+            recent=job.recent,
+            free_retry=job.free_retry,
+        ).text.strip()
 
     def many(self, items: list[tuple[Any, ...]]) -> list[str]:
         """Several rollouts decoded together (``engine.reply.turn.batch_replies``), kept and
@@ -85,8 +108,12 @@ class Rollouts:
         for path, idx in by_model.items():  # one batch per persona model
             jobs = [self._job(*items[i]) for i in idx]
             adapter = path if path in self.adapters.values() else None
-            with BatchGenerator(self.pool.get(self.path if adapter else path), n_seq=min(4, len(jobs)),
-                                n_ctx=2048, adapter=adapter) as gen:
+            with BatchGenerator(
+                self.pool.get(self.path if adapter else path),
+                n_seq=min(4, len(jobs)),
+                n_ctx=2048,
+                adapter=adapter,
+            ) as gen:
                 for i, res in zip(idx, batch_replies(gen, jobs)):
                     texts[i] = res.text
         return texts
@@ -119,8 +146,14 @@ def build_states(cfg: DirectorConfig, split: str, rollout: Any) -> list[Any]:
             if first:
                 reply = rollout(s0, first, "")
                 if reply:
-                    states.append(GroupState(id=f"{sc.id}/1", scenario=sc, group=group,
-                                             round_replies=[{"speaker": first, "text": reply}]))
+                    states.append(
+                        GroupState(
+                            id=f"{sc.id}/1",
+                            scenario=sc,
+                            group=group,
+                            round_replies=[{"speaker": first, "text": reply}],
+                        )
+                    )
     return states
 
 
@@ -129,8 +162,12 @@ def load_states(cfg: DirectorConfig, rows: list[dict[str, Any]]) -> list[Any]:
     group = load_set(cfg.group)
     domain = domain_for(group.name, cfg.domain)
     by_id = {sc.id: sc for split in ("train", "heldout") for sc in load_scenarios(domain, split)}
-    return [GroupState(id=r["id"], scenario=by_id[r["scenario"]], group=group, round_replies=r["round_replies"])
-            for r in rows]
+    return [
+        GroupState(
+            id=r["id"], scenario=by_id[r["scenario"]], group=group, round_replies=r["round_replies"]
+        )
+        for r in rows
+    ]
 
 
 def director_prompt(state: Any, fmt: Any) -> str:
@@ -145,4 +182,6 @@ def directive_mode(cfg: DirectorConfig, n_params: int) -> str:
 
 def state_rows(states: list[Any]) -> list[dict[str, Any]]:
     """States as ``states/states.json`` keeps them (scenario id + this round's replies)."""
-    return [{"id": s.id, "scenario": s.scenario.id, "round_replies": s.round_replies} for s in states]
+    return [
+        {"id": s.id, "scenario": s.scenario.id, "round_replies": s.round_replies} for s in states
+    ]

@@ -25,8 +25,19 @@ from training.common import need, progress, read_json, write_json
 from training.config import EvalConfig, save_config
 from training.contexts import build_contexts, chat_template_of
 from training.judges.factory import make_judge
-from training.layout import (CONFIG, MANIFEST, base_gguf, eval_dir, export_dir, is_done, mark_done,
-                             reward_dir, reward_model_dir, samples_dir, trained_personas)
+from training.layout import (
+    CONFIG,
+    MANIFEST,
+    base_gguf,
+    eval_dir,
+    export_dir,
+    is_done,
+    mark_done,
+    reward_dir,
+    reward_model_dir,
+    samples_dir,
+    trained_personas,
+)
 from training.reward_model import RewardScorer
 
 
@@ -46,8 +57,14 @@ def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
         manifest_path = export_dir(out, persona) / MANIFEST
         manifest = read_json(manifest_path)
         after = export_dir(out, persona) / manifest["files"]["f16"]["path"]
-        ctxs = build_contexts(scfg["group"], [persona], split="heldout", domain=scfg["domain"],
-                              limit=cfg.contexts, chat_template=chat_template_of(base_gguf(out)))
+        ctxs = build_contexts(
+            scfg["group"],
+            [persona],
+            split="heldout",
+            domain=scfg["domain"],
+            limit=cfg.contexts,
+            chat_template=chat_template_of(base_gguf(out)),
+        )
         per: dict[str, Any] = {}
         for label, gguf in (("before", base_gguf(out)), ("after", after)):
             runtime = LlamaRuntime(gguf, n_ctx=2048)
@@ -55,24 +72,45 @@ def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
             try:
                 for ctx in progress(ctxs, desc=f"evaluate {persona} {label}", unit="ctx"):
                     for i in range(cfg.samples):
-                        req = GenRequest(slot="eval", messages=ctx.messages, max_tokens=cfg.max_tokens,
-                                         temperature=cfg.temperature, top_p=0.9, top_k=40, repeat_penalty=1.1,
-                                         stop=ctx.stop, seed=seed * 1000 + i)
+                        req = GenRequest(
+                            slot="eval",
+                            messages=ctx.messages,
+                            max_tokens=cfg.max_tokens,
+                            temperature=cfg.temperature,
+                            top_p=0.9,
+                            top_k=40,
+                            repeat_penalty=1.1,
+                            stop=ctx.stop,
+                            seed=seed * 1000 + i,
+                        )
                         reply, confused = ctx.clean(runtime.generate(req).text())
                         replies.append((ctx, i, reply, confused))
             finally:
                 runtime.llm.close()
             nonempty = [(c, i, r, x) for c, i, r, x in replies if r.strip()]
-            rewards = dict(zip([(c.id, i) for c, i, _, _ in nonempty],
-                               scorer([c.rm_prompt for c, *_ in nonempty], [r for _, _, r, _ in nonempty])))
-            stats: dict[str, Any] = {"replies": len(replies), "empty": len(replies) - len(nonempty),
-                                     "role_confusion": sum(1 for *_, x in replies if x)}
+            rewards = dict(
+                zip(
+                    [(c.id, i) for c, i, _, _ in nonempty],
+                    scorer([c.rm_prompt for c, *_ in nonempty], [r for _, _, r, _ in nonempty]),
+                )
+            )
+            stats: dict[str, Any] = {
+                "replies": len(replies),
+                "empty": len(replies) - len(nonempty),
+                "role_confusion": sum(1 for *_, x in replies if x),
+            }
             rm = [rewards.get((c.id, i), -5.0) for c, i, _, _ in replies]
             stats["reward"] = round(mean(rm), 4) if rm else float("nan")
             judged = []
             for (c, i, r, x), rew in zip(replies, rm):
-                row = {"model": label, "persona": persona, "context": c.id, "i": i, "reply": r,
-                       "reward": round(rew, 4)}
+                row = {
+                    "model": label,
+                    "persona": persona,
+                    "context": c.id,
+                    "i": i,
+                    "reply": r,
+                    "reward": round(rew, 4),
+                }
                 if judge is not None:
                     s = judge.score(c.scenario, c.persona, r)
                     row["judge_mean"] = round(s.mean, 4)
@@ -90,8 +128,9 @@ def run(cfg: EvalConfig, out: Path, seed: int = 0) -> Path:
         manifest["metrics"]["heldout"] = per
         write_json(manifest_path, manifest)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "replies.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows_out),
-                                          encoding="utf-8")
+    (folder / "replies.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows_out), encoding="utf-8"
+    )
     write_json(folder / "results.json", results)
     save_config(folder, cfg)
     mark_done(folder, results)

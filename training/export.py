@@ -36,18 +36,42 @@ from typing import Any, Iterator, Sequence
 from engine.models.registry import BUNDLED_NAME, ModelRegistry, bundled_model_path
 from engine.storage import Store
 from training.adapter_gguf import write_lora_gguf
-from training.common import (TrainError, convert_to_gguf, need, progress, read_json, sha256_file,
-                     sha256_files, write_json)
+from training.common import (
+    TrainError,
+    convert_to_gguf,
+    need,
+    progress,
+    read_json,
+    sha256_file,
+    sha256_files,
+    write_json,
+)
 from training.config import ExportConfig, save_config
 from training.contexts import build_contexts, chat_template_of
-from training.layout import (CONFIG, MANIFEST, METRICS, base_dir, base_gguf, export_dir, hf_dir,
-                             is_done, mark_done, policy_dir, prefs_dir, prefs_file, reward_dir,
-                             samples_dir, samples_file, trained_personas)
+from training.layout import (
+    CONFIG,
+    MANIFEST,
+    METRICS,
+    base_dir,
+    base_gguf,
+    export_dir,
+    hf_dir,
+    is_done,
+    mark_done,
+    policy_dir,
+    prefs_dir,
+    prefs_file,
+    reward_dir,
+    samples_dir,
+    samples_file,
+    trained_personas,
+)
 
 QUANT_TYPES = {"Q8_0": 7, "Q4_K_M": 15, "Q4_0": 2, "Q5_K_M": 17, "Q6_K": 18}
 
 
 # -- conversion (the HF -> GGUF converter itself: training/common.py) ------------------------------
+
 
 @contextlib.contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
@@ -65,6 +89,7 @@ def _stderr_to(path: Path) -> Iterator[None]:
 
 def quantize(src: Path, dest: Path, qtype: str) -> Path:
     import llama_cpp
+
     qtype = qtype.upper()
     if qtype not in QUANT_TYPES:
         raise TrainError(f"Unknown quantization '{qtype}'; use one of {', '.join(QUANT_TYPES)}.")
@@ -82,6 +107,7 @@ def merge_adapter(base_hf: Path, adapter: Path, dest: Path) -> None:
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     model = AutoModelForCausalLM.from_pretrained(str(base_hf), dtype=torch.float32)
     model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
     model.save_pretrained(str(dest))
@@ -96,16 +122,26 @@ def export_lora_gguf(adapter: Path, base_hf: Path, dest: Path) -> Path:
 
 # -- fidelity --------------------------------------------------------------------------------------
 
-def argmax_agreement(hf_model: Any, gguf_path: Path, token_lists: Sequence[list[int]],
-                     lora_path: Path | None = None) -> float:
+
+def argmax_agreement(
+    hf_model: Any, gguf_path: Path, token_lists: Sequence[list[int]], lora_path: Path | None = None
+) -> float:
     """Share of positions where llama.cpp (``gguf_path``, optionally with a LoRA adapter) and the
     HF model agree on the next-token argmax, over the given token sequences."""
     import numpy as np
     import torch
     from llama_cpp import Llama
+
     n_ctx = max(len(t) for t in token_lists) + 16
-    llm = Llama(model_path=str(gguf_path), n_ctx=n_ctx, n_batch=512, logits_all=True, verbose=False,
-                lora_path=str(lora_path) if lora_path else None, seed=0)
+    llm = Llama(
+        model_path=str(gguf_path),
+        n_ctx=n_ctx,
+        n_batch=512,
+        logits_all=True,
+        verbose=False,
+        lora_path=str(lora_path) if lora_path else None,
+        seed=0,
+    )
     agree = total = 0
     try:
         for ids in token_lists:
@@ -124,12 +160,19 @@ def argmax_agreement(hf_model: Any, gguf_path: Path, token_lists: Sequence[list[
 def fidelity_tokens(out: Path, persona: str, n: int, tok: Any) -> list[list[int]]:
     """Token ids of held-out prompts for ``persona`` (scenario heldout split)."""
     scfg = read_json(samples_dir(out) / CONFIG)
-    ctxs = build_contexts(scfg["group"], [persona], split="heldout", domain=scfg["domain"], limit=n,
-                          chat_template=chat_template_of(base_gguf(out)))
+    ctxs = build_contexts(
+        scfg["group"],
+        [persona],
+        split="heldout",
+        domain=scfg["domain"],
+        limit=n,
+        chat_template=chat_template_of(base_gguf(out)),
+    )
     return [tok(c.prompt, add_special_tokens=False)["input_ids"] for c in ctxs]
 
 
 # -- the stage -------------------------------------------------------------------------------------
+
 
 def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
     need(policy_dir(out), "policy")
@@ -139,7 +182,9 @@ def run(cfg: ExportConfig, out: Path, seed: int = 0) -> Path:
     return export_dir(out)
 
 
-def register(files: dict[str, Path], name: str, as_adapter_over: str | None = None) -> dict[str, str]:
+def register(
+    files: dict[str, Path], name: str, as_adapter_over: str | None = None
+) -> dict[str, str]:
     """Add the export to the app's model registry: the LoRA GGUF over ``as_adapter_over`` (a
     registered name or a GGUF path), else the merged GGUF (Q8_0 when there is one, else f16)."""
     store = Store()
@@ -172,6 +217,7 @@ def model_name(cfg: ExportConfig, group: str, persona: str) -> str:
 def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     folder = export_dir(out, persona)
     if is_done(folder):
         return folder
@@ -196,21 +242,28 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
         tok = AutoTokenizer.from_pretrained(str(merged))
         model = AutoModelForCausalLM.from_pretrained(str(merged), dtype=torch.float32).eval()
         tokens = fidelity_tokens(out, persona, cfg.fidelity_contexts, tok)
-        metrics: dict[str, Any] = {"fidelity": argmax_agreement(model, files["f16"], tokens),
-                                   "fidelity_positions": sum(len(t) for t in tokens),
-                                   "fidelity_contexts": len(tokens)}
+        metrics: dict[str, Any] = {
+            "fidelity": argmax_agreement(model, files["f16"], tokens),
+            "fidelity_positions": sum(len(t) for t in tokens),
+            "fidelity_contexts": len(tokens),
+        }
         bar.update(1)
-        metrics["adapter_fidelity"] = argmax_agreement(model, base_gguf(out), tokens, lora_path=files["lora"])
+        metrics["adapter_fidelity"] = argmax_agreement(
+            model, base_gguf(out), tokens, lora_path=files["lora"]
+        )
         base_served = served_base(out)
         if base_served != str(base_gguf(out)):  # the adapter over the base the app serves it on
-            metrics["adapter_fidelity_served"] = argmax_agreement(model, bundled_model_path(), tokens,
-                                                                  lora_path=files["lora"])
+            metrics["adapter_fidelity_served"] = argmax_agreement(
+                model, bundled_model_path(), tokens, lora_path=files["lora"]
+            )
         if "q8_0" in files:
             metrics["fidelity_q8_0"] = argmax_agreement(model, files["q8_0"], tokens)
         bar.update(1)
     if metrics["fidelity"] < cfg.min_fidelity:
-        raise TrainError(f"Export fidelity {metrics['fidelity']:.4f} is below {cfg.min_fidelity}: the GGUF does "
-                         f"not reproduce the trained model; see {folder}.")
+        raise TrainError(
+            f"Export fidelity {metrics['fidelity']:.4f} is below {cfg.min_fidelity}: the GGUF does "
+            f"not reproduce the trained model; see {folder}."
+        )
     for stage, stage_dir in (("reward", reward_dir(out)), ("policy", policy_dir(out, persona))):
         m = stage_dir / METRICS
         if m.is_file():
@@ -218,22 +271,37 @@ def run_persona(cfg: ExportConfig, out: Path, persona: str) -> Path:
             metrics[stage] = {k: v for k, v in data.items() if k != "history"}
     if cfg.register_as not in ("adapter", "model"):
         raise TrainError(f"--register-as must be 'adapter' or 'model', not '{cfg.register_as}'.")
-    registered = register(files, name, served_base(out) if cfg.register_as == "adapter" else None) \
-        if cfg.register else None
+    registered = (
+        register(files, name, served_base(out) if cfg.register_as == "adapter" else None)
+        if cfg.register
+        else None
+    )
     base_cfg = read_json(base_dir(out) / CONFIG)
     manifest = {
-        "name": name, "persona": persona, "group": scfg["group"],
-        "base_model": base_cfg.get("resolved_source"), "base_gguf_sha256": sha256_file(base_gguf(out)),
+        "name": name,
+        "persona": persona,
+        "group": scfg["group"],
+        "base_model": base_cfg.get("resolved_source"),
+        "base_gguf_sha256": sha256_file(base_gguf(out)),
         "data_sha256": sha256_files([samples_file(out), prefs_file(out, "train")]),
         "metrics": metrics,
-        "files": {k: {"path": p.name, "sha256": sha256_file(p), "bytes": p.stat().st_size} for k, p in files.items()},
+        "files": {
+            k: {"path": p.name, "sha256": sha256_file(p), "bytes": p.stat().st_size}
+            for k, p in files.items()
+        },
         "lora_base": base_gguf(out).name,
         "registered": registered,
-        "config": {s: read_json(d / CONFIG) for s, d in
-                   (("base", base_dir(out)), ("sample", samples_dir(out)),
-                    ("prefs", prefs_dir(out)), ("reward", reward_dir(out)),
-                    ("policy", policy_dir(out, persona)))
-                   if (d / CONFIG).is_file()},
+        "config": {
+            s: read_json(d / CONFIG)
+            for s, d in (
+                ("base", base_dir(out)),
+                ("sample", samples_dir(out)),
+                ("prefs", prefs_dir(out)),
+                ("reward", reward_dir(out)),
+                ("policy", policy_dir(out, persona)),
+            )
+            if (d / CONFIG).is_file()
+        },
     }
     manifest["config"]["export"] = {k: v for k, v in vars(cfg).items()}
     write_json(folder / MANIFEST, manifest)

@@ -31,6 +31,7 @@ DONE = "DONE"
 
 # -- the DONE marker -------------------------------------------------------------------------------
 
+
 def done_marker(folder: Path) -> Path:
     return folder / DONE
 
@@ -45,6 +46,7 @@ def mark_done(folder: Path, info: dict[str, Any] | None = None) -> None:
 
 
 # -- the persona stages, in order ------------------------------------------------------------------
+
 
 def base_dir(out: Path) -> Path:
     return Path(out) / "base"
@@ -104,6 +106,7 @@ def eval_dir(out: Path) -> Path:
 
 
 # -- mascot-train director -------------------------------------------------------------------------
+
 
 def states_dir(out: Path) -> Path:
     return Path(out) / "states"

@@ -23,8 +23,16 @@ from typing import Any, Sequence
 
 from training.common import need, read_jsonl, sha256_files, write_json
 from training.config import RewardModelConfig, save_config
-from training.layout import (METRICS, hf_dir, is_done, mark_done, prefs_dir, prefs_file, reward_dir,
-                             reward_model_dir)
+from training.layout import (
+    METRICS,
+    hf_dir,
+    is_done,
+    mark_done,
+    prefs_dir,
+    prefs_file,
+    reward_dir,
+    reward_model_dir,
+)
 from training.lora import peft_config
 
 
@@ -32,7 +40,7 @@ def encode_pair(tok: Any, prompt: str, reply: str, max_length: int) -> list[int]
     """Token ids of prompt + reply + EOS, cutting the prompt's oldest tokens to fit."""
     p = tok(prompt, add_special_tokens=False)["input_ids"]
     r = tok(reply.strip() + tok.eos_token, add_special_tokens=False)["input_ids"]
-    r = r[-max_length // 2:] if len(r) > max_length // 2 else r
+    r = r[-max_length // 2 :] if len(r) > max_length // 2 else r
     keep = max_length - len(r)
     return p[-keep:] + r
 
@@ -49,23 +57,34 @@ class RewardScorer:
     def load(cls, path: str | Path, max_length: int = 384, batch_size: int = 8) -> "RewardScorer":
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
         tok = AutoTokenizer.from_pretrained(str(path))
-        model = AutoModelForSequenceClassification.from_pretrained(str(path), dtype=torch.float32).eval()
+        model = AutoModelForSequenceClassification.from_pretrained(
+            str(path), dtype=torch.float32
+        ).eval()
         return cls(model, tok, max_length, batch_size)
 
     def __call__(self, prompts: Sequence[str], replies: Sequence[str]) -> list[float]:
         import torch
         from torch.nn.utils.rnn import pad_sequence
+
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
         self.model.eval()
         out: list[float] = []
         items = list(zip(prompts, replies))
         for i in range(0, len(items), self.batch_size):
-            ids = [torch.tensor(encode_pair(self.tok, p, r, self.max_length)) for p, r in items[i:i + self.batch_size]]
+            ids = [
+                torch.tensor(encode_pair(self.tok, p, r, self.max_length))
+                for p, r in items[i : i + self.batch_size]
+            ]
             x = pad_sequence(ids, batch_first=True, padding_value=pad)
-            mask = pad_sequence([torch.ones_like(t) for t in ids], batch_first=True, padding_value=0)
+            mask = pad_sequence(
+                [torch.ones_like(t) for t in ids], batch_first=True, padding_value=0
+            )
             with torch.inference_mode():
-                out.extend(self.model(input_ids=x, attention_mask=mask).logits[:, 0].float().tolist())
+                out.extend(
+                    self.model(input_ids=x, attention_mask=mask).logits[:, 0].float().tolist()
+                )
         return out
 
 
@@ -74,7 +93,9 @@ def pairwise_accuracy(scorer: Any, pairs: list[dict[str, Any]]) -> float:
         return float("nan")
     a = scorer([p["prompt"] for p in pairs], [p["chosen"] for p in pairs])
     b = scorer([p["prompt"] for p in pairs], [p["rejected"] for p in pairs])
-    return round(sum(1.0 if x > y else 0.5 if x == y else 0.0 for x, y in zip(a, b)) / len(pairs), 4)
+    return round(
+        sum(1.0 if x > y else 0.5 if x == y else 0.0 for x, y in zip(a, b)) / len(pairs), 4
+    )
 
 
 def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
@@ -82,6 +103,7 @@ def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
     from datasets import Dataset
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from trl import RewardConfig, RewardTrainer
+
     folder = reward_dir(out)
     if is_done(folder):
         return folder
@@ -92,24 +114,48 @@ def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
     tok = AutoTokenizer.from_pretrained(str(base))
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    ds = Dataset.from_list([{"chosen_ids": encode_pair(tok, p["prompt"], p["chosen"], cfg.max_length),
-                             "rejected_ids": encode_pair(tok, p["prompt"], p["rejected"], cfg.max_length)}
-                            for p in train])
+    ds = Dataset.from_list(
+        [
+            {
+                "chosen_ids": encode_pair(tok, p["prompt"], p["chosen"], cfg.max_length),
+                "rejected_ids": encode_pair(tok, p["prompt"], p["rejected"], cfg.max_length),
+            }
+            for p in train
+        ]
+    )
     torch.manual_seed(seed)
-    model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, dtype=torch.float32)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(base), num_labels=1, dtype=torch.float32
+    )
     model.config.pad_token_id = tok.pad_token_id
     before = pairwise_accuracy(RewardScorer(model, tok, cfg.max_length), evals)
     args = RewardConfig(
-        output_dir=str(folder / "checkpoints"), num_train_epochs=cfg.epochs,
+        output_dir=str(folder / "checkpoints"),
+        num_train_epochs=cfg.epochs,
         per_device_train_batch_size=min(cfg.micro_batch, cfg.batch_size),
         gradient_accumulation_steps=max(1, cfg.batch_size // max(1, cfg.micro_batch)),
         learning_rate=cfg.learning_rate,
-        max_length=None, logging_steps=5, save_strategy="no", report_to=[], seed=seed,
-        bf16=False, fp16=False, activation_checkpointing=False, dataloader_pin_memory=False, disable_dropout=True,
-        dataloader_num_workers=0, lr_scheduler_type="cosine", warmup_steps=0,
+        max_length=None,
+        logging_steps=5,
+        save_strategy="no",
+        report_to=[],
+        seed=seed,
+        bf16=False,
+        fp16=False,
+        activation_checkpointing=False,
+        dataloader_pin_memory=False,
+        disable_dropout=True,
+        dataloader_num_workers=0,
+        lr_scheduler_type="cosine",
+        warmup_steps=0,
     )
-    trainer = RewardTrainer(model=model, args=args, train_dataset=ds, processing_class=tok,
-                            peft_config=peft_config(cfg.lora, "SEQ_CLS"))
+    trainer = RewardTrainer(
+        model=model,
+        args=args,
+        train_dataset=ds,
+        processing_class=tok,
+        peft_config=peft_config(cfg.lora, "SEQ_CLS"),
+    )
     result = trainer.train()
     model = trainer.model.merge_and_unload()
     model.eval()
@@ -119,9 +165,15 @@ def run(cfg: RewardModelConfig, out: Path, seed: int = 0) -> Path:
     dest = reward_model_dir(out)
     model.save_pretrained(str(dest))
     tok.save_pretrained(str(dest))
-    metrics = {"eval_pairs": len(evals), "train_pairs": len(train),
-               "eval_accuracy_before": before, "eval_accuracy": after, "train_accuracy": train_acc,
-               "train_loss": round(float(result.training_loss), 4), "steps": int(result.global_step)}
+    metrics = {
+        "eval_pairs": len(evals),
+        "train_pairs": len(train),
+        "eval_accuracy_before": before,
+        "eval_accuracy": after,
+        "train_accuracy": train_acc,
+        "train_loss": round(float(result.training_loss), 4),
+        "steps": int(result.global_step),
+    }
     write_json(folder / METRICS, metrics)
     save_config(folder, cfg, {"data_sha256": sha256_files([prefs_file(out, "train")])})
     mark_done(folder, metrics)

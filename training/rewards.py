@@ -18,10 +18,13 @@ RewardFn = Callable[..., list[float]]
 REWARDS: dict[str, Callable[[dict[str, Any]], RewardFn]] = {}
 
 
-def register(name: str) -> Callable[[Callable[[dict[str, Any]], RewardFn]], Callable[[dict[str, Any]], RewardFn]]:
+def register(
+    name: str,
+) -> Callable[[Callable[[dict[str, Any]], RewardFn]], Callable[[dict[str, Any]], RewardFn]]:
     def deco(factory: Callable[[dict[str, Any]], RewardFn]) -> Callable[[dict[str, Any]], RewardFn]:
         REWARDS[name] = factory
         return factory
+
     return deco
 
 
@@ -31,7 +34,10 @@ def _cleaned(completions: list[str], kw: dict[str, Any]) -> list[tuple[str, bool
     stops = kw.get("stop") or [[]] * n
     others = kw.get("others") or [[]] * n
     recent = kw.get("recent") or [[]] * n
-    return [keep_as_app(c, p, s, o, r) for c, p, s, o, r in zip(completions, personas, stops, others, recent)]
+    return [
+        keep_as_app(c, p, s, o, r)
+        for c, p, s, o, r in zip(completions, personas, stops, others, recent)
+    ]
 
 
 @register("reward_model")
@@ -50,6 +56,7 @@ def make_reward_model(res: dict[str, Any]) -> RewardFn:
         for i, s in zip(idx, scores):
             out[i] = float(s)
         return out
+
     return reward_model
 
 
@@ -67,16 +74,21 @@ def make_judge_reward(res: dict[str, Any]) -> RewardFn:
         out = []
         for (text, _), cid in zip(cleaned, kw["context"]):
             ctx = contexts[cid]
-            out.append(judge.score(ctx.scenario, ctx.persona, text).mean - 3.0 if text.strip() else empty)
+            out.append(
+                judge.score(ctx.scenario, ctx.persona, text).mean - 3.0 if text.strip() else empty
+            )
         return out
+
     return judge_reward
 
 
 @register("role_confusion")
 def make_role_confusion(res: dict[str, Any]) -> RewardFn:
     """-1 when the model wrote lines for the user or another companion (the app cuts them)."""
+
     def role_confusion(prompts: list[str], completions: list[str], **kw: Any) -> list[float]:
         return [-1.0 if confused else 0.0 for _, confused in _cleaned(completions, kw)]
+
     return role_confusion
 
 
@@ -85,15 +97,22 @@ def make_length(res: dict[str, Any]) -> RewardFn:
     """Minus the fraction of the token budget used (weight it with ``policy.length_penalty``)."""
     budget = max(1, int(res.get("max_completion_length", 64)))
 
-    def length(prompts: list[str], completions: list[str], completion_ids: list[list[int]] | None = None,
-               **kw: Any) -> list[float]:
+    def length(
+        prompts: list[str],
+        completions: list[str],
+        completion_ids: list[list[int]] | None = None,
+        **kw: Any,
+    ) -> list[float]:
         if completion_ids is None:
             return [-min(1.0, len(c.split()) / budget) for c in completions]
         return [-min(1.0, len(ids) / budget) for ids in completion_ids]
+
     return length
 
 
-def make_rewards(names_weights: dict[str, float], resources: dict[str, Any]) -> tuple[list[RewardFn], list[float]]:
+def make_rewards(
+    names_weights: dict[str, float], resources: dict[str, Any]
+) -> tuple[list[RewardFn], list[float]]:
     """Reward functions and weights for the trainer, skipping zero weights."""
     fns, weights = [], []
     for name, w in names_weights.items():

@@ -55,10 +55,24 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
     need(base_dir(out), "base")
     gguf = base_gguf(out)
     personas = resolve_personas(cfg)
-    contexts = build_contexts(cfg.group, personas, split="train", domain=cfg.domain,
-                              limit=cfg.max_contexts, chat_template=chat_template_of(gguf))
-    save_config(folder, cfg, {"model": str(gguf), "model_sha256": sha256_file(gguf),
-                              "contexts": len(contexts), "resolved_personas": personas})
+    contexts = build_contexts(
+        cfg.group,
+        personas,
+        split="train",
+        domain=cfg.domain,
+        limit=cfg.max_contexts,
+        chat_template=chat_template_of(gguf),
+    )
+    save_config(
+        folder,
+        cfg,
+        {
+            "model": str(gguf),
+            "model_sha256": sha256_file(gguf),
+            "contexts": len(contexts),
+            "resolved_personas": personas,
+        },
+    )
     path = samples_file(out)
     finished = {}
     for row in read_jsonl(path):
@@ -73,19 +87,40 @@ def run(cfg: SampleConfig, out: Path, seed: int = 0) -> Path:
     batch = batch_generator(runtime, cfg.k, cfg.n_ctx)
     try:
         for ctx in progress(todo, desc="sample+judge", unit="ctx"):
-            reqs = [GenRequest(slot="sample", messages=ctx.messages, max_tokens=cfg.max_tokens,
-                               temperature=cfg.temperature, top_p=cfg.top_p, top_k=0,
-                               repeat_penalty=1.1, stop=ctx.stop, seed=seed * 100003 + i * 7919 + hash_id(ctx.id))
-                    for i in range(cfg.k)]
+            reqs = [
+                GenRequest(
+                    slot="sample",
+                    messages=ctx.messages,
+                    max_tokens=cfg.max_tokens,
+                    temperature=cfg.temperature,
+                    top_p=cfg.top_p,
+                    top_k=0,
+                    repeat_penalty=1.1,
+                    stop=ctx.stop,
+                    seed=seed * 100003 + i * 7919 + hash_id(ctx.id),
+                )
+                for i in range(cfg.k)
+            ]
             replies = [(raw, *ctx.clean(raw)) for raw in generate_replies(runtime, batch, reqs)]
             if hasattr(judge, "warm"):
                 judge.warm([r for _, r, _ in replies])
             rows = []
             for i, (raw, reply, confused) in enumerate(replies):
                 scores = judge.score(ctx.scenario, ctx.persona, reply)
-                rows.append({"context": ctx.id, "scenario": ctx.scenario.id, "persona": ctx.persona.name,
-                             "i": i, "reply": reply, "raw": raw, "role_confusion": confused,
-                             "scores": scores.values, "mean": round(scores.mean, 4), "judge": scores.judge})
+                rows.append(
+                    {
+                        "context": ctx.id,
+                        "scenario": ctx.scenario.id,
+                        "persona": ctx.persona.name,
+                        "i": i,
+                        "reply": reply,
+                        "raw": raw,
+                        "role_confusion": confused,
+                        "scores": scores.values,
+                        "mean": round(scores.mean, 4),
+                        "judge": scores.judge,
+                    }
+                )
             append_jsonl(path, rows)
     finally:
         if batch is not None:
@@ -117,4 +152,5 @@ def generate_replies(runtime: Any, batch: Any, reqs: list[Any]) -> list[str]:
 
 def hash_id(text: str) -> int:
     import hashlib
+
     return int(hashlib.sha256(text.encode()).hexdigest()[:6], 16)

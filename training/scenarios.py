@@ -48,7 +48,7 @@ class Scenario:
     split: str
     group: str
     situation: str
-    history: list[dict] = field(default_factory=list)   # each {"speaker", "text"}
+    history: list[dict] = field(default_factory=list)  # each {"speaker", "text"}
     user_message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,13 +77,21 @@ def _parse(line: str, where: str) -> Scenario:
         raise InputError(f"{where}: field 'split' must be one of {', '.join(SPLITS)}.")
     history = data.get("history") or []
     if not isinstance(history, list) or not all(
-            isinstance(h, dict) and isinstance(h.get("speaker"), str) and isinstance(h.get("text"), str)
-            for h in history):
-        raise InputError(f"{where}: field 'history' must be a list of {{\"speaker\", \"text\"}} objects.")
-    return Scenario(id=data["id"], domain=data["domain"], split=data["split"], group=data["group"],
-                    situation=data["situation"],
-                    history=[{"speaker": h["speaker"], "text": h["text"]} for h in history],
-                    user_message=data["user_message"])
+        isinstance(h, dict) and isinstance(h.get("speaker"), str) and isinstance(h.get("text"), str)
+        for h in history
+    ):
+        raise InputError(
+            f'{where}: field \'history\' must be a list of {{"speaker", "text"}} objects.'
+        )
+    return Scenario(
+        id=data["id"],
+        domain=data["domain"],
+        split=data["split"],
+        group=data["group"],
+        situation=data["situation"],
+        history=[{"speaker": h["speaker"], "text": h["text"]} for h in history],
+        user_message=data["user_message"],
+    )
 
 
 def load_file(path: str | Path) -> list[Scenario]:
@@ -106,6 +114,9 @@ def load_scenarios(domain: str | None = None, split: str | None = None) -> list[
         raise InputError(f"Unknown split '{split}'; use one of: {', '.join(SPLITS)}.")
     out: list[Scenario] = []
     for d in (domain,) if domain else DOMAINS:
-        out.extend(s for s in load_file(scenarios_dir() / f"{d}.jsonl")
-                   if split is None or s.split == split)
+        out.extend(
+            s
+            for s in load_file(scenarios_dir() / f"{d}.jsonl")
+            if split is None or s.split == split
+        )
     return out

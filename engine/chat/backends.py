@@ -10,8 +10,9 @@ from engine.llm.runtime import RuntimePool
 from engine.models.registry import ModelRegistry, bundled_model_path
 
 
-def default_backend_factory(store: Any = None, n_ctx: int = 4096,
-                            n_threads: int | None = None) -> Callable[[str | None], Backend]:
+def default_backend_factory(
+    store: Any = None, n_ctx: int = 4096, n_threads: int | None = None
+) -> Callable[[str | None], Backend]:
     """Resolve a model name/path (None = bundled) to a shared llama.cpp runtime. A registered
     LoRA adapter resolves to its base model's runtime with the adapter applied per request."""
     pool = RuntimePool(n_ctx=n_ctx, n_threads=n_threads)

@@ -9,7 +9,14 @@ from engine import safety
 from engine.chat.events import Remembered
 from engine.errors import InputError
 from engine.lorebook import parse_book, persona_book
-from engine.memory import MAX_FACT_CHARS, check_fact, extract_facts, fact_line, relevant_facts, words
+from engine.memory import (
+    MAX_FACT_CHARS,
+    check_fact,
+    extract_facts,
+    fact_line,
+    relevant_facts,
+    words,
+)
 from engine.personas import Persona, PersonaSet
 from engine.recall import Candidate, recall_lines
 from engine.reply.prompts import TranscriptItem, first_item
@@ -64,11 +71,14 @@ class CompanionMemory:
         before, after = [], []
         for book in self.lorebooks(persona):
             for e in book.constant(count, persona.name, self.user_name):
-                (before if e.position == "before_char" else after).append(e.text(persona.name, self.user_name))
+                (before if e.position == "before_char" else after).append(
+                    e.text(persona.name, self.user_name)
+                )
         return "\n".join([*before, text, *after])
 
-    def note_lines(self, persona: Persona, items: list[TranscriptItem], window_start: int,
-                   count: Count) -> list[str]:
+    def note_lines(
+        self, persona: Persona, items: list[TranscriptItem], window_start: int, count: Count
+    ) -> list[str]:
         """What this companion should have in mind before its turn: the lorebook entries the
         recent ``items`` trigger, the pinned facts and those related to the user's last message,
         and the user's earlier messages before its window (``window_start``) that bear on it."""
@@ -78,32 +88,50 @@ class CompanionMemory:
         recent = [t.text for t in items[-50:]]
         lines: list[str] = []
         for book in self.lorebooks(persona):
-            lines += [e.text(persona.name, user) for e in book.triggered(recent, count, persona.name, user)]
+            lines += [
+                e.text(persona.name, user)
+                for e in book.triggered(recent, count, persona.name, user)
+            ]
         said = [t.text for t in items if t.role == "user"][-1:]  # the user's last message
         facts = self.facts()
         fact_lines = relevant_facts(facts, said, count, user)
         noted = [f["text"] for f in facts if fact_line(f, user) in fact_lines]
         lines += fact_lines
-        lines += self._recall_lines(items, first_item(items, persona.name, window_start), count, noted)
+        lines += self._recall_lines(
+            items, first_item(items, persona.name, window_start), count, noted
+        )
         return list(dict.fromkeys(lines))
 
     # -- recall -------------------------------------------------------------------------------
-    def _recall_lines(self, items: list[TranscriptItem], start: int, count: Count,
-                      noted: list[str] = ()) -> list[str]:
+    def _recall_lines(
+        self, items: list[TranscriptItem], start: int, count: Count, noted: list[str] = ()
+    ) -> list[str]:
         """The user's earlier messages no longer in the window (before item ``start``, or in the
         group's past conversations) that bear on the user's last message (engine.recall); not a
         message that holds a fact already in the note (``noted``: facts are clauses of messages)."""
         last = next((t for t in reversed(items) if t.role == "user"), None)
         if last is None:
             return []
-        pool = [(f"m{t.id}" if t.id is not None else f"t{i}", t.text)
-                for i, t in enumerate(items[:start]) if t.role == "user"]
+        pool = [
+            (f"m{t.id}" if t.id is not None else f"t{i}", t.text)
+            for i, t in enumerate(items[:start])
+            if t.role == "user"
+        ]
         if self.store is not None:
-            pool += [(f"m{r['id']}", r["text"]) for r in self.store.user_messages(self.group.name, self.conversation_id)]
+            pool += [
+                (f"m{r['id']}", r["text"])
+                for r in self.store.user_messages(self.group.name, self.conversation_id)
+            ]
         known = [_plain(f) for f in noted]
-        cands = [(Candidate(k, text), ws) for k, text in pool
-                 if (ws := self._recall_words(k, text)) and not any(f and f in _plain(text) for f in known)]
-        return recall_lines(last.text, cands, self.user_name, count, allowed=self._recallable, store=self.store)
+        cands = [
+            (Candidate(k, text), ws)
+            for k, text in pool
+            if (ws := self._recall_words(k, text))
+            and not any(f and f in _plain(text) for f in known)
+        ]
+        return recall_lines(
+            last.text, cands, self.user_name, count, allowed=self._recallable, store=self.store
+        )
 
     def _recall_words(self, key: str, text: str) -> set[str]:
         """A message's content words for recall (cached by message)."""
@@ -127,7 +155,9 @@ class CompanionMemory:
             return list(self.extra_facts)
         return self.store.memories(self.group.name) + list(self.extra_facts)
 
-    def remember(self, text: str, *, message_id: int | None = None, pinned: bool | None = None) -> int:
+    def remember(
+        self, text: str, *, message_id: int | None = None, pinned: bool | None = None
+    ) -> int:
         """Store a fact the user gave: typed (``text``) or a message they pinned (``message_id``;
         a pinned message is kept as a pinned fact). Returns its id."""
         if self.store is None:
@@ -137,9 +167,14 @@ class CompanionMemory:
             text = " ".join(text.split())[:MAX_FACT_CHARS]
         text = check_fact(text)
         source = "pinned" if message_id is not None else "typed"
-        return self.store.add_memory(self.group.name, text, source=source,
-                                     conversation_id=self.conversation_id, message_id=message_id,
-                                     pinned=message_id is not None if pinned is None else pinned)
+        return self.store.add_memory(
+            self.group.name,
+            text,
+            source=source,
+            conversation_id=self.conversation_id,
+            message_id=message_id,
+            pinned=message_id is not None if pinned is None else pinned,
+        )
 
     def remember_said(self, text: str, message_id: int | None) -> Iterator[Remembered]:
         """Facts the user just stated (``memory.extract_facts``), stored and announced."""
@@ -149,8 +184,13 @@ class CompanionMemory:
         for fact in extract_facts(text):
             if fact.casefold() in known:
                 continue
-            fid = self.store.add_memory(self.group.name, fact, source="auto",
-                                        conversation_id=self.conversation_id, message_id=message_id)
+            fid = self.store.add_memory(
+                self.group.name,
+                fact,
+                source="auto",
+                conversation_id=self.conversation_id,
+                message_id=message_id,
+            )
             yield Remembered(id=fid, text=fact, source="auto", message_id=message_id)
 
 

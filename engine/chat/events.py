@@ -15,8 +15,11 @@ class Event:
 
     @property
     def data(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.default is MISSING or getattr(self, f.name) is not None}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.default is MISSING or getattr(self, f.name) is not None
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, **self.data}
@@ -43,6 +46,7 @@ class Notice(Event):
 @dataclass
 class SafetyAlert(Event):
     """A crisis signal: resources to show; for an emergency, the number to call now first."""
+
     type: ClassVar[str] = "safety"
     category: str
     level: str
@@ -52,7 +56,7 @@ class SafetyAlert(Event):
     disclosure: str
     screened_languages: list[str]
     emergency: dict[str, Any] | None = None
-    lang: str = "en"   # the language of the user's message (en, de, fr): the texts to show are in it
+    lang: str = "en"  # the language of the user's message (en, de, fr): the texts to show are in it
 
 
 @dataclass
@@ -68,6 +72,7 @@ class DirectorChoice(Event):
 @dataclass
 class Token(Event):
     """Text of a reply that has settled (it will not be cut), as it streams."""
+
     type: ClassVar[str] = "token"
     speaker: str
     text: str
@@ -77,6 +82,7 @@ class Token(Event):
 @dataclass
 class MessageEvent(Event):
     """A message committed: a companion's reply, a regenerated alternative or a safety message."""
+
     type: ClassVar[str] = "message"
     id: int | None
     speaker: str
@@ -100,6 +106,7 @@ class MessageEvent(Event):
 @dataclass
 class Remembered(Event):
     """A fact found in the user's message and stored (the memory panel lists it)."""
+
     type: ClassVar[str] = "memory"
     id: int
     text: str
@@ -119,5 +126,6 @@ class RoundEnd(Event):
 @dataclass
 class ErrorEvent(Event):
     """A failure, as one line for the user; the round ends, the user's message is kept."""
+
     type: ClassVar[str] = "error"
     message: str

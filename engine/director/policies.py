@@ -55,25 +55,50 @@ SMALL_MODEL_PARAMS = 1_000_000_000
 # "auto" also turns to the menu when the model writes slower than this (tokens/s): a written
 # directive would then keep the next companion waiting (docs/performance.md)
 FREE_TEXT_MIN_TPS = 12.0
-GENERIC_DIRECTIVES = ("Respond to what {user} just said", "Add a point nobody has made yet",
-                      "Ask {user} one gentle question", "Build on the previous reply without repeating it")
+GENERIC_DIRECTIVES = (
+    "Respond to what {user} just said",
+    "Add a point nobody has made yet",
+    "Ask {user} one gentle question",
+    "Build on the previous reply without repeating it",
+)
 # The menu's last option: no directive, a free turn ("It is Mia's turn."); it often scores higher
 # than a generic directive with the bundled model (docs/director.md).
 NO_DIRECTIVE = ""
 # The participation prior, in nats per reply beyond the quietest allowed companion (``balance_bias``):
 # a fixed prior the trained policy learns on top of; why 6: docs/director.md.
 BALANCE_PRIOR = 6.0
-DIRECTIVE_VERBS = ("Acknowledge", "Ask", "Suggest", "Share", "Reflect", "Encourage", "Offer",
-                   "Validate", "Summarize", "Challenge", "Add", "Propose", "Clarify", "Invite",
-                   "Reassure", "Name", "Question", "Note", "Lighten", "Connect")
-FREE_DIRECTIVE_PATTERN = "^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$"  # a written directive
+DIRECTIVE_VERBS = (
+    "Acknowledge",
+    "Ask",
+    "Suggest",
+    "Share",
+    "Reflect",
+    "Encourage",
+    "Offer",
+    "Validate",
+    "Summarize",
+    "Challenge",
+    "Add",
+    "Propose",
+    "Clarify",
+    "Invite",
+    "Reassure",
+    "Name",
+    "Question",
+    "Note",
+    "Lighten",
+    "Connect",
+)
+FREE_DIRECTIVE_PATTERN = (
+    "^(" + "|".join(DIRECTIVE_VERBS) + ") [a-zA-Z ,'-]{8,70}$"
+)  # a written directive
 
 
 @dataclass
 class Decision:
-    speaker: str | None          # None ends the round
+    speaker: str | None  # None ends the round
     directive: str = ""
-    source: str = "director"     # director | addressed | round-robin | random | all | rules
+    source: str = "director"  # director | addressed | round-robin | random | all | rules
     valid: bool = True
     seconds: float = 0.0
     raw: str = ""
@@ -81,31 +106,47 @@ class Decision:
 
 @dataclass
 class RoundState:
-    members: list["Persona"]                 # active (unmuted) companions, in group order
+    members: list["Persona"]  # active (unmuted) companions, in group order
     user_name: str
     user_text: str
     max_speakers: int = 3
     min_speakers: int = 1
     addressed: list[str] = field(default_factory=list)
-    spoken: list[str] = field(default_factory=list)   # who had a turn this round, in order
+    spoken: list[str] = field(default_factory=list)  # who had a turn this round, in order
     # ... of them, who posted nothing (an empty reply, or a copy of a recent one, twice): they do
     # not count towards the speaker cap, so another companion can still answer
     silent: list[str] = field(default_factory=list)
-    last_speaker: str | None = None          # the companion who spoke last before this round
+    last_speaker: str | None = None  # the companion who spoke last before this round
     # replies each companion gave before this round (the whole conversation, untrimmed); None:
     # counted from the transcript the Director is given (``replies_so_far``)
     prior_replies: dict[str, int] | None = None
 
     @classmethod
-    def begin(cls, members: list["Persona"], user_name: str, user_text: str, history: list[tuple[str, str]], *,
-              max_speakers: int = 3, min_speakers: int = 1, spoken: list[str] | None = None) -> "RoundState":
+    def begin(
+        cls,
+        members: list["Persona"],
+        user_name: str,
+        user_text: str,
+        history: list[tuple[str, str]],
+        *,
+        max_speakers: int = 3,
+        min_speakers: int = 1,
+        spoken: list[str] | None = None,
+    ) -> "RoundState":
         """The state at a round's start (``spoken``: replies already given this round) after
         ``history``, the (role, speaker) of every earlier message, oldest first."""
         earlier = [speaker for role, speaker in history if role == "companion"]
-        return cls(members=list(members), user_name=user_name, user_text=user_text, max_speakers=max_speakers,
-                   min_speakers=min_speakers, addressed=find_addressed(user_text, [p.name for p in members]),
-                   spoken=spoken if spoken is not None else [], last_speaker=earlier[-1] if earlier else None,
-                   prior_replies=Counter(earlier))
+        return cls(
+            members=list(members),
+            user_name=user_name,
+            user_text=user_text,
+            max_speakers=max_speakers,
+            min_speakers=min_speakers,
+            addressed=find_addressed(user_text, [p.name for p in members]),
+            spoken=spoken if spoken is not None else [],
+            last_speaker=earlier[-1] if earlier else None,
+            prior_replies=Counter(earlier),
+        )
 
     @property
     def names(self) -> list[str]:
@@ -132,7 +173,10 @@ class RoundState:
         return len([n for n in self.spoken if n not in self.silent])
 
     def may_end(self) -> bool:
-        return self.replied() >= min(self.min_speakers, len(self.members)) and not self.pending_addressed()
+        return (
+            self.replied() >= min(self.min_speakers, len(self.members))
+            and not self.pending_addressed()
+        )
 
     def must_end(self) -> bool:
         return self.replied() >= self.cap() or not self.allowed()
@@ -153,7 +197,9 @@ def replies_so_far(state: RoundState, transcript: list[dict[str, str]]) -> dict[
     return counts
 
 
-def balance_bias(state: RoundState, transcript: list[dict[str, str]], strength: float) -> dict[str, float]:
+def balance_bias(
+    state: RoundState, transcript: list[dict[str, str]], strength: float
+) -> dict[str, float]:
     """The participation prior: for each companion allowed to speak now, ``-strength`` times how
     many more replies it has given than the quietest allowed companion (0 for the quietest)."""
     allowed = state.allowed()
@@ -174,7 +220,9 @@ def find_addressed(text: str, names: list[str]) -> list[str]:
     return [n for _, n in sorted(hits)]
 
 
-def annotate_turns(items: list[dict[str, str]], names: list[str], user_name: str) -> list[dict[str, str]]:
+def annotate_turns(
+    items: list[dict[str, str]], names: list[str], user_name: str
+) -> list[dict[str, str]]:
     """Copies of ``items`` where each of the user's messages has ``turns``: how many replies
     each companion had given before it, e.g. "Mia 2, Leo 0, Sam 1". Balance of participation is
     part of the Director's reward, and a small model cannot count turns in a long transcript.
@@ -202,7 +250,7 @@ def reply_gist(text: str, limit: int = DIRECTOR_REPLY_CHARS) -> str:
     text = " ".join(text.split())
     if limit <= 0 or len(text) <= limit:
         return text
-    m = re.match(r"(.{12,}?[.!?])(?:\s|$)", text[:limit + 1])
+    m = re.match(r"(.{12,}?[.!?])(?:\s|$)", text[: limit + 1])
     if m:
         return m.group(1)
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
@@ -232,6 +280,7 @@ class Policy:
 
 class RoundRobin(Policy):
     """Companions take turns in group order, continuing where the last round stopped."""
+
     name = "round-robin"
 
     def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
@@ -251,6 +300,7 @@ class RoundRobin(Policy):
 
 class RandomPolicy(Policy):
     """A random allowed companion each turn; a random number of speakers per round."""
+
     name = "random"
 
     def __init__(self, seed: int | None = None):
@@ -271,6 +321,7 @@ class RandomPolicy(Policy):
 
 class AllPolicy(Policy):
     """Everyone answers once, in group order (addressed companions first)."""
+
     name = "all"
 
     def next(self, state: RoundState, transcript: list[dict[str, str]]) -> Decision:
@@ -287,17 +338,28 @@ class AllPolicy(Policy):
 
 class Director(Policy):
     """The MASCOT Director: picks the next speaker and writes it a one-line directive."""
+
     name = "director"
 
-    def __init__(self, backend: Backend, *, max_tokens: int = 48, temperature: float = 0.0,
-                 seed: int | None = 7, directive_mode: str = "auto", balance_prior: float = BALANCE_PRIOR):
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        max_tokens: int = 48,
+        temperature: float = 0.0,
+        seed: int | None = 7,
+        directive_mode: str = "auto",
+        balance_prior: float = BALANCE_PRIOR,
+    ):
         self.backend = backend
         self.balance_prior = balance_prior
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
         self.auto_mode = directive_mode == "auto"
-        self.directive_mode = directive_mode_for(backend.parameters) if self.auto_mode else directive_mode
+        self.directive_mode = (
+            directive_mode_for(backend.parameters) if self.auto_mode else directive_mode
+        )
 
     @staticmethod
     def menu(persona: "Persona", user_name: str) -> list[str]:
@@ -317,7 +379,9 @@ class Director(Policy):
         """Every valid menu-mode decision, as the exact JSON text the model must produce (the
         runtime picks one with constrained choice decoding; training uses the same list)."""
         by_name = {p.name: p for p in state.members}
-        out = [cls.decision_text(n, d) for n in allowed for d in cls.menu(by_name[n], state.user_name)]
+        out = [
+            cls.decision_text(n, d) for n in allowed for d in cls.menu(by_name[n], state.user_name)
+        ]
         if may_end:
             out.append(cls.decision_text(END, ""))
         return out
@@ -343,16 +407,25 @@ class Director(Policy):
     def schema(self, state: RoundState, allowed: list[str], may_end: bool) -> dict[str, Any]:
         if self.directive_mode == "menu":
             by_name = {p.name: p for p in state.members}
-            options: list[dict[str, Any]] = [{
-                "type": "object",
-                "properties": {"speaker": {"const": n},
-                               "directive": {"enum": self.menu(by_name[n], state.user_name)}},
-                "required": ["speaker", "directive"],
-            } for n in allowed]
+            options: list[dict[str, Any]] = [
+                {
+                    "type": "object",
+                    "properties": {
+                        "speaker": {"const": n},
+                        "directive": {"enum": self.menu(by_name[n], state.user_name)},
+                    },
+                    "required": ["speaker", "directive"],
+                }
+                for n in allowed
+            ]
             if may_end:
-                options.append({"type": "object",
-                                "properties": {"speaker": {"const": END}, "directive": {"const": ""}},
-                                "required": ["speaker", "directive"]})
+                options.append(
+                    {
+                        "type": "object",
+                        "properties": {"speaker": {"const": END}, "directive": {"const": ""}},
+                        "required": ["speaker", "directive"],
+                    }
+                )
             return {"anyOf": options} if len(options) > 1 else options[0]
         return self.free_schema(allowed, may_end)
 
@@ -370,7 +443,9 @@ class Director(Policy):
 
     @staticmethod
     def system_prompt(state: RoundState) -> str:
-        roster = "\n".join(f"- {p.name}: {p.role} ({', '.join(p.traits[:3])})" for p in state.members)
+        roster = "\n".join(
+            f"- {p.name}: {p.role} ({', '.join(p.traits[:3])})" for p in state.members
+        )
         return (
             "You are the Director of a small group chat between a person and AI companions. "
             "You never speak in the chat. Before each turn you choose which companion speaks next "
@@ -381,13 +456,15 @@ class Director(Policy):
             "what to add that nobody has said yet, about the person's own words. A companion "
             "speaks at most once after each message of the person. Answer with JSON "
             'only: {"speaker": NAME, "directive": "VERB what"}, where VERB is one of: '
-            + ", ".join(DIRECTIVE_VERBS) + '. Use "END" as the speaker when the message has '
+            + ", ".join(DIRECTIVE_VERBS)
+            + '. Use "END" as the speaker when the message has '
             "been answered well enough."
         )
 
     @staticmethod
-    def messages(state: RoundState, transcript: list[dict[str, str]],
-                 reply_chars: int = DIRECTOR_REPLY_CHARS) -> list[dict[str, str]]:
+    def messages(
+        state: RoundState, transcript: list[dict[str, str]], reply_chars: int = DIRECTOR_REPLY_CHARS
+    ) -> list[dict[str, str]]:
         """System prompt, then the transcript, one message per turn; nothing after it. Companion
         replies appear as their gist (``reply_gist``: first sentence, at most ``reply_chars``
         characters; 0 = whole), the user's messages whole. The decision is generated right after
@@ -409,7 +486,11 @@ class Director(Policy):
             if item.get("open"):
                 msgs.append({"role": "user", "content": f"{note}{item['speaker']}:"})
                 break
-            body = item["text"] if item["speaker"] == state.user_name else reply_gist(item["text"], reply_chars)
+            body = (
+                item["text"]
+                if item["speaker"] == state.user_name
+                else reply_gist(item["text"], reply_chars)
+            )
             msgs.append({"role": "user", "content": f"{note}{item['speaker']}: {body}"})
         return msgs
 
@@ -427,11 +508,22 @@ class Director(Policy):
         if not menu and any(bias.values()):
             # free text with someone ahead: the speaker first, as a constrained choice that
             # carries the prior (a grammar cannot weigh its options), then its directive
-            names = [self.speaker_text(n) for n in allowed] + ([self.speaker_text(END)] if may_end else [])
-            raw = self.backend.generate(GenRequest(
-                slot="__director__", messages=messages, temperature=self.temperature, top_p=1.0,
-                top_k=0, repeat_penalty=1.0, seed=self.seed, choices=names,
-                choice_bias=self.choice_bias(names, bias))).text()
+            names = [self.speaker_text(n) for n in allowed] + (
+                [self.speaker_text(END)] if may_end else []
+            )
+            raw = self.backend.generate(
+                GenRequest(
+                    slot="__director__",
+                    messages=messages,
+                    temperature=self.temperature,
+                    top_p=1.0,
+                    top_k=0,
+                    repeat_penalty=1.0,
+                    seed=self.seed,
+                    choices=names,
+                    choice_bias=self.choice_bias(names, bias),
+                )
+            ).text()
             try:
                 speaker = json.loads(raw)["speaker"]
             except (ValueError, KeyError, TypeError):
@@ -439,12 +531,19 @@ class Director(Policy):
             if speaker == END and may_end:
                 return Decision(None, "", source, True, time.perf_counter() - t0, raw)
             allowed, may_end = [speaker if speaker in allowed else allowed[0]], False
-        req = GenRequest(slot="__director__", messages=messages,
-                         max_tokens=self.max_tokens, temperature=self.temperature,
-                         top_p=1.0, top_k=0, repeat_penalty=1.0, seed=self.seed,
-                         json_schema=None if menu else self.schema(state, allowed, may_end),
-                         choices=choices,
-                         choice_bias=self.choice_bias(choices, bias) if choices else None)
+        req = GenRequest(
+            slot="__director__",
+            messages=messages,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=1.0,
+            top_k=0,
+            repeat_penalty=1.0,
+            seed=self.seed,
+            json_schema=None if menu else self.schema(state, allowed, may_end),
+            choices=choices,
+            choice_bias=self.choice_bias(choices, bias) if choices else None,
+        )
         gen = self.backend.generate(req)
         raw = gen.text()
         seconds = time.perf_counter() - t0
@@ -476,8 +575,9 @@ def directive_mode_for(parameters: int) -> str:
     return "menu" if 0 < parameters < SMALL_MODEL_PARAMS else "free"
 
 
-def make_policy(name: str, backend: Backend | None = None, seed: int | None = None,
-                **director: Any) -> Policy:
+def make_policy(
+    name: str, backend: Backend | None = None, seed: int | None = None, **director: Any
+) -> Policy:
     """The policy called ``name``. ``director`` holds Director options (``directive_mode``,
     ``balance_prior``: ``engine.models.registry.director_options`` reads them from a trained Director's
     manifest); the other policies take none."""

@@ -11,15 +11,25 @@ from engine.reply.prompts import TranscriptItem, clip, trim_start
 ROW_OVERHEAD = 12  # tokens the Director's prompt adds around a transcript line (about)
 
 
-def director_transcript(items: list[TranscriptItem], names: list[str], user_name: str,
-                        count: Callable[[str], int], n_ctx: int, start: int,
-                        opening: bool = False) -> tuple[list[dict[str, str]], int]:
+def director_transcript(
+    items: list[TranscriptItem],
+    names: list[str],
+    user_name: str,
+    count: Callable[[str], int],
+    n_ctx: int,
+    start: int,
+    opening: bool = False,
+) -> tuple[list[dict[str, str]], int]:
     """The rows the Director reads (from ``start``; it moves when they would overflow half of
     ``n_ctx``) and the new start. ``opening``: end with the opening of the user's next message
     (its reply counts), for reading ahead while the user types."""
-    rows = [{"speaker": user_name if t.role == "user" else t.speaker,
-             "text": clip(t.text, count, n_ctx) if t.role == "user" else reply_gist(t.text)}
-            for t in items]
+    rows = [
+        {
+            "speaker": user_name if t.role == "user" else t.speaker,
+            "text": clip(t.text, count, n_ctx) if t.role == "user" else reply_gist(t.text),
+        }
+        for t in items
+    ]
     if opening:
         rows.append({"speaker": user_name, "text": "", "open": "1"})
     rows = annotate_turns(rows, names, user_name)

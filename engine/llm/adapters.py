@@ -83,13 +83,25 @@ def mem_kb() -> dict[str, int]:
 
 
 COST_MESSAGES = [
-    {"role": "system", "content": "You are Mia, a warm and practical friend in a small group chat."},
-    {"role": "user", "content": "User: I had a long day at work and I can't switch off. Any ideas?"},
+    {
+        "role": "system",
+        "content": "You are Mia, a warm and practical friend in a small group chat.",
+    },
+    {
+        "role": "user",
+        "content": "User: I had a long day at work and I can't switch off. Any ideas?",
+    },
 ]
 
 
-def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: int = 50,
-                  turns: int = 5, decode_tokens: int = 24) -> dict[str, Any]:
+def adapter_costs(
+    runtime: LlamaRuntime,
+    adapter_path: str | Path,
+    *,
+    switches: int = 50,
+    turns: int = 5,
+    decode_tokens: int = 24,
+) -> dict[str, Any]:
     """Measure what the adapter at ``adapter_path`` costs on ``runtime`` (its base model).
 
     Returns (times in milliseconds, memory in MB):
@@ -111,11 +123,19 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
 
     Uses three scratch slots (dropped afterwards); run it while no round is in progress."""
     key = str(Path(adapter_path).expanduser().resolve())
-    out: dict[str, Any] = {"model": runtime.name, "adapter": Path(key).name,
-                           "adapter_file_mb": round(Path(key).stat().st_size / 1e6, 3),
-                           "loaded_before": key in runtime.adapters}
-    plain_a = GenRequest(slot="__cost_plain_a__", messages=COST_MESSAGES, max_tokens=1,
-                         temperature=0.0, repeat_penalty=1.0)
+    out: dict[str, Any] = {
+        "model": runtime.name,
+        "adapter": Path(key).name,
+        "adapter_file_mb": round(Path(key).stat().st_size / 1e6, 3),
+        "loaded_before": key in runtime.adapters,
+    }
+    plain_a = GenRequest(
+        slot="__cost_plain_a__",
+        messages=COST_MESSAGES,
+        max_tokens=1,
+        temperature=0.0,
+        repeat_penalty=1.0,
+    )
     plain_b = dataclasses.replace(plain_a, slot="__cost_plain_b__")
     lora = dataclasses.replace(plain_a, slot="__cost_lora__", adapter=key)
 
@@ -153,8 +173,8 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
         turn(lora)  # prefill the adapter persona's slot once; later turns reuse its KV
         plain, to_lora, from_lora = [], [], []
         for _ in range(turns):
-            plain.append(turn(plain_b))      # plain_a -> plain_b: slot switch only
-            to_lora.append(turn(lora))       # plain_b -> lora: slot switch + adapter set
+            plain.append(turn(plain_b))  # plain_a -> plain_b: slot switch only
+            to_lora.append(turn(lora))  # plain_b -> lora: slot switch + adapter set
             from_lora.append(turn(plain_a))  # lora -> plain_a: slot switch + adapter clear
         out["first_token_ms_plain"] = round(statistics.median(plain), 2)
         out["first_token_ms_to_adapter"] = round(statistics.median(to_lora), 2)
@@ -173,15 +193,29 @@ def adapter_costs(runtime: LlamaRuntime, adapter_path: str | Path, *, switches: 
     return out
 
 
-def synthetic_adapter(model_path: str | Path, out_path: str | Path, *, rank: int = 16, alpha: float = 32.0,
-                      targets: tuple[str, ...] = ("attn_q", "attn_k", "attn_v", "attn_output",
-                                                  "ffn_gate", "ffn_up", "ffn_down"),
-                      seed: int = 0) -> Path:
+def synthetic_adapter(
+    model_path: str | Path,
+    out_path: str | Path,
+    *,
+    rank: int = 16,
+    alpha: float = 32.0,
+    targets: tuple[str, ...] = (
+        "attn_q",
+        "attn_k",
+        "attn_v",
+        "attn_output",
+        "ffn_gate",
+        "ffn_up",
+        "ffn_down",
+    ),
+    seed: int = 0,
+) -> Path:
     """A random LoRA adapter GGUF shaped for ``model_path`` (for measuring adapter costs without
     a trained one; it changes outputs arbitrarily). Same layout as ``training/adapter_gguf.py``
     writes: ``blk.N.<target>.weight.lora_a`` (rank x in) and ``.lora_b`` (out x rank), f16."""
     import gguf
     import numpy as np
+
     reader = gguf.GGUFReader(str(model_path))
     arch = bytes(reader.fields["general.architecture"].parts[-1]).decode()
     rng = np.random.default_rng(seed)

@@ -15,8 +15,8 @@ from typing import Any, Callable, Iterator, Protocol
 
 @dataclass
 class GenRequest:
-    slot: str                              # whose KV state this is (agent name, "director")
-    messages: list[dict[str, str]]         # chat messages (role, content)
+    slot: str  # whose KV state this is (agent name, "director")
+    messages: list[dict[str, str]]  # chat messages (role, content)
     max_tokens: int = 96
     temperature: float = 0.7
     top_p: float = 0.9
@@ -42,14 +42,14 @@ class GenRequest:
 
 @dataclass
 class GenStats:
-    prompt_tokens: int = 0        # tokens in the whole prompt
-    prefilled_tokens: int = 0     # tokens llama.cpp actually had to evaluate (not cached)
+    prompt_tokens: int = 0  # tokens in the whole prompt
+    prefilled_tokens: int = 0  # tokens llama.cpp actually had to evaluate (not cached)
     completion_tokens: int = 0
-    ttft: float = 0.0             # seconds to the first generated text
+    ttft: float = 0.0  # seconds to the first generated text
     seconds: float = 0.0
     model: str = ""
-    stopped: str = ""             # "stop", "length", "cancelled"
-    decode_tps: float = 0.0       # generated tokens/s after the first, as the caller received them
+    stopped: str = ""  # "stop", "length", "cancelled"
+    decode_tps: float = 0.0  # generated tokens/s after the first, as the caller received them
 
 
 class Generation:
@@ -81,6 +81,7 @@ def director_lane_ctx(n_ctx: int) -> int:
 class Backend(Protocol):
     """Everything the engine uses of a model runner (``LlamaRuntime``, ``AdapterBackend``,
     ``FakeBackend``)."""
+
     name: str
     n_ctx: int
 
@@ -114,6 +115,7 @@ class Backend(Protocol):
 
 # -- fake backend for fast unit tests of orchestration logic ----------------------------------
 
+
 def _same_json(a: str, b: str) -> bool:
     try:
         return json.loads(a) == json.loads(b)
@@ -127,11 +129,17 @@ class FakeBackend:
     For unit tests of orchestration rules only; every feature also has tests on llama.cpp.
     """
 
-    def __init__(self, replies: list[str] | Callable[[GenRequest], str] | None = None,
-                 n_ctx: int = 2048, delay: float = 0.0):
+    def __init__(
+        self,
+        replies: list[str] | Callable[[GenRequest], str] | None = None,
+        n_ctx: int = 2048,
+        delay: float = 0.0,
+    ):
         self.name = "fake"
         self.n_ctx = n_ctx
-        self.parameters = 0  # unknown (a test may set a model size: the Director's mode depends on it)
+        self.parameters = (
+            0  # unknown (a test may set a model size: the Director's mode depends on it)
+        )
         self.delay = delay
         self.requests: list[GenRequest] = []
         self._replies = replies if replies is not None else []

@@ -80,25 +80,27 @@ from engine.errors import ModelError
 from engine.llm.backend import GenRequest
 from engine.llm.runtime import LlamaRuntime
 
-PENALTY_LAST_N = 64   # llama-cpp-python's ``last_n_tokens_size`` (LlamaRuntime.generate uses it)
-MIN_P = 0.05          # llama-cpp-python's default ``min_p``, part of LlamaRuntime.generate's chain
-MIN_SHARE = 16        # shortest common prompt prefix worth copying a KV stream for
-CATCH_UP = 8          # exact mode: steps a shorter stream may take alone to join a larger group
+PENALTY_LAST_N = 64  # llama-cpp-python's ``last_n_tokens_size`` (LlamaRuntime.generate uses it)
+MIN_P = 0.05  # llama-cpp-python's default ``min_p``, part of LlamaRuntime.generate's chain
+MIN_SHARE = 16  # shortest common prompt prefix worth copying a KV stream for
+CATCH_UP = 8  # exact mode: steps a shorter stream may take alone to join a larger group
 
 
 @dataclass
 class BatchResult:
     text: str
-    completion_tokens: int     # generated tokens (the end-of-generation token not counted)
+    completion_tokens: int  # generated tokens (the end-of-generation token not counted)
     prompt_tokens: int
-    stopped: str               # "stop", "length", "cancelled"
+    stopped: str  # "stop", "length", "cancelled"
     prefilled_tokens: int = 0  # prompt tokens this sequence evaluated (the rest were shared)
 
 
 # -- sampling ---------------------------------------------------------------------------------
 
-def sample_token(logits: np.ndarray, req: GenRequest, history: Sequence[int],
-                 rng: np.random.Generator) -> int:
+
+def sample_token(
+    logits: np.ndarray, req: GenRequest, history: Sequence[int], rng: np.random.Generator
+) -> int:
     """One token from ``logits`` (modified in place) with the request's settings.
 
     The order follows the llama.cpp sampler chain that llama-cpp-python builds for
@@ -117,7 +119,7 @@ def sample_token(logits: np.ndarray, req: GenRequest, history: Sequence[int],
     idx = None
     cand = logits
     if 0 < req.top_k < n:
-        idx = np.argpartition(logits, n - req.top_k)[n - req.top_k:]
+        idx = np.argpartition(logits, n - req.top_k)[n - req.top_k :]
         cand = logits[idx]
     top = float(cand.max())
     # min-p (after top-p in the chain) keeps the tokens whose logit is within log(MIN_P) of the
@@ -125,7 +127,7 @@ def sample_token(logits: np.ndarray, req: GenRequest, history: Sequence[int],
     keep = np.flatnonzero(cand >= top + math.log(MIN_P))
     order = keep[np.argsort(-cand[keep], kind="stable")]
     if req.top_p < 1.0:
-        e = np.exp(cand.astype(np.float64) - top)   # top-p's softmax is over all candidates
+        e = np.exp(cand.astype(np.float64) - top)  # top-p's softmax is over all candidates
         cum = np.cumsum(e[order]) / e.sum()
         order = order[: int(np.searchsorted(cum, req.top_p)) + 1]
     z = (cand[order].astype(np.float64) - top) / temp
@@ -150,6 +152,7 @@ def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
 
 # -- the generator ----------------------------------------------------------------------------
 
+
 class _Seq:
     """One request in a slot: its prompt, what is still to be evaluated, and its text."""
 
@@ -166,7 +169,9 @@ class _Seq:
         self.rng = np.random.default_rng(None if req.seed is None else req.seed % 2**64)
 
     def result(self, stopped: str) -> BatchResult:
-        return BatchResult(self.text, len(self.generated), len(self.prompt), stopped, self.prefilled)
+        return BatchResult(
+            self.text, len(self.generated), len(self.prompt), stopped, self.prefilled
+        )
 
 
 class BatchGenerator:
@@ -176,8 +181,15 @@ class BatchGenerator:
     ``LlamaRuntime``); the context holds ``n_seq * n_ctx`` cells. Threads: the runtime's unless
     ``n_threads`` is given. ``exact``: see the module docstring."""
 
-    def __init__(self, runtime: LlamaRuntime, n_seq: int = 4, n_ctx: int = 4096,
-                 n_threads: int | None = None, exact: bool = True, adapter: str | Path | None = None):
+    def __init__(
+        self,
+        runtime: LlamaRuntime,
+        n_seq: int = 4,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        exact: bool = True,
+        adapter: str | Path | None = None,
+    ):
         if n_seq < 1:
             raise ValueError("n_seq must be at least 1")
         lc = runtime._llama_cpp
@@ -187,7 +199,7 @@ class BatchGenerator:
             n_ctx = min(n_ctx, runtime.info.context_length)
         self.n_seq = n_seq
         self.exact = exact
-        self.chunk = runtime.PREFILL_CHUNK   # the runtime's prefill chunks (same numerics)
+        self.chunk = runtime.PREFILL_CHUNK  # the runtime's prefill chunks (same numerics)
         # the runtime's own settings (threads, flash attention, KV types, RoPE), then ours
         cp = lc.llama_context_params.from_buffer_copy(runtime.llm.context_params)
         cp.n_ctx = n_ctx * n_seq
@@ -200,8 +212,10 @@ class BatchGenerator:
         self.n_batch = cp.n_batch
         self._ctx = lc.llama_init_from_model(runtime.llm.model, cp)
         if not self._ctx:
-            raise ModelError(f"{runtime.name}: llama.cpp could not create a context for {n_seq} "
-                             f"sequences of {n_ctx} tokens (not enough memory?); lower n_seq or n_ctx.")
+            raise ModelError(
+                f"{runtime.name}: llama.cpp could not create a context for {n_seq} "
+                f"sequences of {n_ctx} tokens (not enough memory?); lower n_seq or n_ctx."
+            )
         self.n_ctx = min(n_ctx, int(lc.llama_n_ctx_seq(self._ctx)))
         self.adapter = str(Path(adapter).expanduser().resolve()) if adapter else None
         if self.adapter:  # every sequence of this context runs with it (adapters are per context)
@@ -209,7 +223,9 @@ class BatchGenerator:
             if lc.llama_set_adapters_lora(self._ctx, handles, 1, (ctypes.c_float * 1)(1.0)) != 0:
                 lc.llama_free(self._ctx)
                 self._ctx = None
-                raise ModelError(f"llama.cpp could not set the adapter {self.adapter} on a batch context.")
+                raise ModelError(
+                    f"llama.cpp could not set the adapter {self.adapter} on a batch context."
+                )
         self._mem = lc.llama_get_memory(self._ctx)
         self._batch = lc.llama_batch_init(self.n_batch, 0, 1)
         self._vocab = runtime.llm._model.vocab
@@ -268,8 +284,10 @@ class BatchGenerator:
             b.logits[i] = out
         rc = self._lc.llama_decode(self._ctx, b)
         if rc != 0:
-            raise ModelError(f"{self.runtime.name}: llama.cpp could not decode a batch of "
-                             f"{len(items)} tokens (code {rc}).")
+            raise ModelError(
+                f"{self.runtime.name}: llama.cpp could not decode a batch of "
+                f"{len(items)} tokens (code {rc})."
+            )
 
     def _logits(self, i: int) -> np.ndarray:
         ptr = self._lc.llama_get_logits_ith(self._ctx, i)
@@ -277,33 +295,39 @@ class BatchGenerator:
             raise ModelError(f"{self.runtime.name}: llama.cpp returned no logits for a batch row.")
         return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
 
-    def _place(self, seq: _Seq, slot: int, slots: list[_Seq | None],
-               copied_from: set[int], copied_to: set[int]) -> bool:
+    def _place(
+        self,
+        seq: _Seq,
+        slot: int,
+        slots: list[_Seq | None],
+        copied_from: set[int],
+        copied_to: set[int],
+    ) -> bool:
         """Put ``seq`` into free ``slot``, reusing the longest cached prefix of its prompt.
         Returns False when it should wait a step for a prompt that is still being evaluated."""
         toks, res = seq.prompt, self._resident
-        limit = len(toks) - 1                 # the last prompt token is evaluated for its logits
+        limit = len(toks) - 1  # the last prompt token is evaluated for its logits
         own = min(common_prefix(res[slot], toks), limit)
         src, best = slot, own
         for q in range(self.n_seq):
-            if q == slot or q in copied_to:   # no copy chains within one step
+            if q == slot or q in copied_to:  # no copy chains within one step
                 continue
             c = min(common_prefix(res[q], toks), limit)
             if c > best:
                 src, best = q, c
-        for q, other in enumerate(slots):     # a prompt still being evaluated may serve better
+        for q, other in enumerate(slots):  # a prompt still being evaluated may serve better
             if other is not None and len(other.pending) > 1 and q not in copied_to:
                 if min(common_prefix(res[q] + other.pending, toks), limit) >= best + MIN_SHARE:
                     return False
         lc, mem = self._lc, self._mem
         if src != slot and best - own >= MIN_SHARE and slot not in copied_from:
-            lc.llama_memory_seq_cp(mem, src, slot, -1, -1)   # whole stream (the only kind allowed
-            res[slot] = list(res[src])                       # across streams), then trimmed
+            lc.llama_memory_seq_cp(mem, src, slot, -1, -1)  # whole stream (the only kind allowed
+            res[slot] = list(res[src])  # across streams), then trimmed
             copied_from.add(src)
             copied_to.add(slot)
             own = best
         if not lc.llama_memory_seq_rm(mem, slot, own, -1):
-            lc.llama_memory_seq_rm(mem, slot, -1, -1)       # recurrent memory: start over
+            lc.llama_memory_seq_rm(mem, slot, -1, -1)  # recurrent memory: start over
             own = 0
         del res[slot][own:]
         seq.pending = toks[own:]
@@ -311,7 +335,9 @@ class BatchGenerator:
         slots[slot] = seq
         return True
 
-    def _one_length(self, parts: dict[int, list[int]], slots: list[_Seq | None]) -> dict[int, list[int]]:
+    def _one_length(
+        self, parts: dict[int, list[int]], slots: list[_Seq | None]
+    ) -> dict[int, list[int]]:
         """The streams that share this step in exact mode: llama.cpp attends over as many cells as
         the longest stream in the batch, and the rounding of its sums depends on that number, so
         only streams that reach the same length share a step. Prompts being evaluated go first;
@@ -328,25 +354,34 @@ class BatchGenerator:
         else:
             pick = keys[0]
             largest = max(keys, key=lambda k: (len(groups[k]), -k))
-            if len(keys) > 1 and keys[1] - keys[0] > CATCH_UP and len(groups[largest]) > len(groups[pick]):
+            if (
+                len(keys) > 1
+                and keys[1] - keys[0] > CATCH_UP
+                and len(groups[largest]) > len(groups[pick])
+            ):
                 pick = largest
         return {q: parts[q] for q in groups[pick]}
 
     # generation ---------------------------------------------------------------------------------
-    def generate(self, requests: Sequence[GenRequest],
-                 cancel: threading.Event | None = None) -> list[BatchResult]:
+    def generate(
+        self, requests: Sequence[GenRequest], cancel: threading.Event | None = None
+    ) -> list[BatchResult]:
         """Generate every request (in any number; up to ``n_seq`` at a time). Results are in the
         order of ``requests``. Raises ``ModelError`` (one line) for a prompt that does not fit."""
         rt = self.runtime
         seqs: list[_Seq] = []
         for i, req in enumerate(requests):
             if not batchable(req):
-                raise ValueError("BatchGenerator does not take json_schema, choices or adapter "
-                                 "requests; use generate_many (it sends them to runtime.generate).")
+                raise ValueError(
+                    "BatchGenerator does not take json_schema, choices or adapter "
+                    "requests; use generate_many (it sends them to runtime.generate)."
+                )
             toks = rt.tokenize(rt.format.render(req.messages))
             if len(toks) > self.n_ctx - req.max_tokens:
-                raise ModelError(f"The prompt ({len(toks)} tokens) does not fit the context "
-                                 f"({self.n_ctx}); the conversation must be trimmed first.")
+                raise ModelError(
+                    f"The prompt ({len(toks)} tokens) does not fit the context "
+                    f"({self.n_ctx}); the conversation must be trimmed first."
+                )
             if not toks:
                 raise ModelError("The prompt is empty; there is nothing to generate from.")
             seqs.append(_Seq(i, req, toks))
@@ -361,7 +396,7 @@ class BatchGenerator:
 
     def _run(self, seqs: list[_Seq], cancel: threading.Event | None) -> list[BatchResult]:
         results: list[BatchResult | None] = [None] * len(seqs)
-        queue = list(reversed(seqs))                 # pop() takes the next request
+        queue = list(reversed(seqs))  # pop() takes the next request
         slots: list[_Seq | None] = [None] * self.n_seq
         is_eog = self._lc.llama_vocab_is_eog
         res = self._resident
@@ -390,7 +425,7 @@ class BatchGenerator:
             if self.exact and parts:
                 parts = self._one_length(parts, slots)
             items: list[tuple[int, int, int, bool]] = []
-            outputs: list[tuple[int, int]] = []      # (slot, batch row) with logits
+            outputs: list[tuple[int, int]] = []  # (slot, batch row) with logits
             taken: list[int] = [0] * self.n_seq
             for slot, part in parts.items():
                 s = slots[slot]
@@ -430,21 +465,29 @@ class BatchGenerator:
                     if finish != "stop":
                         s.text += s.decoder.decode(b"", final=True)
                     results[s.index] = s.result(finish)
-                    slots[slot] = None               # its cells stay for prefix reuse
+                    slots[slot] = None  # its cells stay for prefix reuse
         return [r for r in results if r is not None]
 
 
 # -- helpers for callers ----------------------------------------------------------------------
 
+
 def batchable(req: GenRequest) -> bool:
     """Whether ``BatchGenerator`` can serve ``req``: no grammar (``json_schema``), no constrained
     ``choices`` and no LoRA ``adapter`` (those go through ``LlamaRuntime.generate``)."""
-    return (req.json_schema is None and not getattr(req, "choices", None)
-            and not getattr(req, "adapter", None))
+    return (
+        req.json_schema is None
+        and not getattr(req, "choices", None)
+        and not getattr(req, "adapter", None)
+    )
 
 
-def generate_many(backend: Any, requests: Sequence[GenRequest], cancel: threading.Event | None = None,
-                  n_seq: int = 4) -> list[str]:
+def generate_many(
+    backend: Any,
+    requests: Sequence[GenRequest],
+    cancel: threading.Event | None = None,
+    n_seq: int = 4,
+) -> list[str]:
     """Texts for independent ``requests``, in order.
 
     On a ``LlamaRuntime`` they are decoded ``n_seq`` at a time by a ``BatchGenerator`` sized to
@@ -455,8 +498,12 @@ def generate_many(backend: Any, requests: Sequence[GenRequest], cancel: threadin
     texts: list[str | None] = [None] * len(requests)
     batched = [i for i, r in enumerate(requests) if batchable(r)]
     if isinstance(backend, LlamaRuntime) and batched:
-        lengths = [backend.count_tokens(backend.format.render(requests[i].messages)) + 1
-                   + requests[i].max_tokens for i in batched]
+        lengths = [
+            backend.count_tokens(backend.format.render(requests[i].messages))
+            + 1
+            + requests[i].max_tokens
+            for i in batched
+        ]
         n_ctx = min(backend.n_ctx, -(-max(lengths) // 256) * 256)
         with BatchGenerator(backend, n_seq=max(1, min(n_seq, len(batched))), n_ctx=n_ctx) as gen:
             for i, r in zip(batched, gen.generate([requests[i] for i in batched], cancel)):
@@ -479,8 +526,14 @@ BENCH_PROMPTS = [
 ]
 
 
-def batch_throughput(runtime: LlamaRuntime, n_seq: int = 4, max_tokens: int = 64, *,
-                     shared_prompt: bool = False, exact: bool = True) -> dict[str, Any]:
+def batch_throughput(
+    runtime: LlamaRuntime,
+    n_seq: int = 4,
+    max_tokens: int = 64,
+    *,
+    shared_prompt: bool = False,
+    exact: bool = True,
+) -> dict[str, Any]:
     """Aggregate tokens/s of ``n_seq`` requests decoded together by a ``BatchGenerator`` vs the
     same requests one after the other through ``runtime.generate`` (the app's path), and the
     speedup. Greedy, so both sides produce the same tokens (``same_text`` checks it in exact
@@ -488,13 +541,27 @@ def batch_throughput(runtime: LlamaRuntime, n_seq: int = 4, max_tokens: int = 64
     the same prompt (the K-samples case: batched evaluates it once, sequential reuses its slot's
     cache), otherwise each has its own prompt (the shared system prompt is reused on both sides)."""
     system = {"role": "system", "content": "You are Mia, a warm and chatty friend."}
-    reqs = [GenRequest(slot="bench-batch" if shared_prompt else f"bench-batch-{i}",
-                       max_tokens=max_tokens, temperature=0.0,
-                       messages=[system, {"role": "user", "content":
-                                          BENCH_PROMPTS[0 if shared_prompt else i % len(BENCH_PROMPTS)]}])
-            for i in range(n_seq)]
-    warm = GenRequest(slot="bench-batch-warm", max_tokens=2, temperature=0.0,
-                      messages=[{"role": "user", "content": "Hello there."}])
+    reqs = [
+        GenRequest(
+            slot="bench-batch" if shared_prompt else f"bench-batch-{i}",
+            max_tokens=max_tokens,
+            temperature=0.0,
+            messages=[
+                system,
+                {
+                    "role": "user",
+                    "content": BENCH_PROMPTS[0 if shared_prompt else i % len(BENCH_PROMPTS)],
+                },
+            ],
+        )
+        for i in range(n_seq)
+    ]
+    warm = GenRequest(
+        slot="bench-batch-warm",
+        max_tokens=2,
+        temperature=0.0,
+        messages=[{"role": "user", "content": "Hello there."}],
+    )
     t0 = time.perf_counter()
     gen = BatchGenerator(runtime, n_seq=n_seq, n_ctx=min(runtime.n_ctx, 1024), exact=exact)
     setup = time.perf_counter() - t0
@@ -519,12 +586,19 @@ def batch_throughput(runtime: LlamaRuntime, n_seq: int = 4, max_tokens: int = 64
     b_tokens = sum(r.completion_tokens for r in batched)
     b_rate = b_tokens / t_batch if t_batch else 0.0
     s_rate = seq_tokens / t_seq if t_seq else 0.0
-    return {"n_seq": n_seq, "max_tokens": max_tokens, "shared_prompt": shared_prompt, "exact": exact,
-            "threads": gen.n_threads,
-            "batched_tokens": b_tokens, "batched_seconds": round(t_batch, 3),
-            "batched_tok_s": round(b_rate, 2),
-            "sequential_tokens": seq_tokens, "sequential_seconds": round(t_seq, 3),
-            "sequential_tok_s": round(s_rate, 2),
-            "speedup": round(b_rate / s_rate, 3) if s_rate else 0.0,
-            "same_text": [r.text for r in batched] == seq_texts,
-            "context_setup_seconds": round(setup, 3)}
+    return {
+        "n_seq": n_seq,
+        "max_tokens": max_tokens,
+        "shared_prompt": shared_prompt,
+        "exact": exact,
+        "threads": gen.n_threads,
+        "batched_tokens": b_tokens,
+        "batched_seconds": round(t_batch, 3),
+        "batched_tok_s": round(b_rate, 2),
+        "sequential_tokens": seq_tokens,
+        "sequential_seconds": round(t_seq, 3),
+        "sequential_tok_s": round(s_rate, 2),
+        "speedup": round(b_rate / s_rate, 3) if s_rate else 0.0,
+        "same_text": [r.text for r in batched] == seq_texts,
+        "context_setup_seconds": round(setup, 3),
+    }

@@ -28,8 +28,10 @@ from typing import Any
 
 from engine.errors import ModelError
 
-CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 STRATEGIES = ("as-is", "merged", "folded")
 
@@ -42,7 +44,10 @@ _PROBE = [
     {"role": "user", "content": "(It is Mia's turn.) Reply now as Mia, briefly and in character."},
     {"role": "assistant", "content": "Oh no, I'm sorry. How are you feeling about it?"},
     {"role": "user", "content": "User: A bit embarrassed, honestly."},
-    {"role": "user", "content": "(Mia, ask one gentle question.) Reply now as Mia, briefly and in character."},
+    {
+        "role": "user",
+        "content": "(Mia, ask one gentle question.) Reply now as Mia, briefly and in character.",
+    },
 ]
 
 
@@ -64,6 +69,7 @@ def _environment() -> Any:
     class Generation(Extension):
         """transformers' ``{% generation %}…{% endgeneration %}`` (marks assistant text for
         training masks); rendering just keeps the body."""
+
         tags = {"generation"}
 
         def parse(self, parser: Any) -> Any:
@@ -74,18 +80,31 @@ def _environment() -> Any:
     def raise_exception(message: str) -> None:
         raise jinja2.TemplateError(message)
 
-    def tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None,
-               separators: Any = None, sort_keys: bool = False) -> str:
+    def tojson(
+        value: Any,
+        ensure_ascii: bool = False,
+        indent: int | None = None,
+        separators: Any = None,
+        sort_keys: bool = False,
+    ) -> str:
         # transformers' version: plain JSON (Jinja's own escapes <, > and & for HTML)
-        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent,
-                          separators=separators, sort_keys=sort_keys)
+        return json.dumps(
+            value,
+            ensure_ascii=ensure_ascii,
+            indent=indent,
+            separators=separators,
+            sort_keys=sort_keys,
+        )
 
     def strftime_now(fmt: str) -> str:
         return datetime.now().strftime(fmt)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=["jinja2.ext.loopcontrols", Generation],
-                                        loader=jinja2.BaseLoader())
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=["jinja2.ext.loopcontrols", Generation],
+        loader=jinja2.BaseLoader(),
+    )
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
     env.filters["tojson"] = tojson
@@ -143,7 +162,9 @@ class ChatFormat:
     template (``None`` until the first render or ``check``); ``error`` is why no shaping works
     (then ``render`` raises ``TemplateError``)."""
 
-    def __init__(self, template: str | None, bos: str = "", eos: str = "", name: str = "this model"):
+    def __init__(
+        self, template: str | None, bos: str = "", eos: str = "", name: str = "this model"
+    ):
         self.bos, self.eos, self.name = bos, eos, name
         self.source = template or ""
         self.is_chatml = template is None or "<|im_start|>" in (template or "")
@@ -159,8 +180,13 @@ class ChatFormat:
     def _render(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
         assert self._tpl is not None
         # enable_thinking: Qwen3-style templates open an empty think block instead of reasoning
-        return self._tpl.render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                bos_token="", eos_token=self.eos, enable_thinking=False)
+        return self._tpl.render(
+            messages=messages,
+            add_generation_prompt=add_generation_prompt,
+            bos_token="",
+            eos_token=self.eos,
+            enable_thinking=False,
+        )
 
     def check(self) -> str | None:
         """Choose the message shaping on a group-shaped probe conversation. Returns None when a
@@ -182,12 +208,16 @@ class ChatFormat:
                 self.strategy, self.error = strategy, None
                 return None
             reasons.append(f"{strategy}: it leaves out part of the conversation")
-        self.error = "its chat template cannot render a group conversation (" + "; ".join(reasons[:2]) + ")"
+        self.error = (
+            "its chat template cannot render a group conversation (" + "; ".join(reasons[:2]) + ")"
+        )
         return self.error
 
     def failure(self, detail: str) -> TemplateError:
-        return TemplateError(f"{self.name}: {detail}; Mascot will not guess another prompt format. "
-                             "Use a GGUF whose template works with llama.cpp, or another model.")
+        return TemplateError(
+            f"{self.name}: {detail}; Mascot will not guess another prompt format. "
+            "Use a GGUF whose template works with llama.cpp, or another model."
+        )
 
     def render(self, messages: list[dict[str, str]]) -> str:
         if self.check() is not None:
@@ -196,7 +226,9 @@ class ChatFormat:
         try:
             return self._render(_shape(messages, self.strategy))
         except Exception as e:  # noqa: BLE001 - any template error becomes one line for the user
-            raise self.failure(f"its chat template failed to render this conversation ({_one_line(e)})") from None
+            raise self.failure(
+                f"its chat template failed to render this conversation ({_one_line(e)})"
+            ) from None
 
     _OPEN = "\ue000open\ue000"
 

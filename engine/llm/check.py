@@ -35,6 +35,7 @@ class LlamaUnusable(ModelError):
 def library_dir() -> Path | None:
     """The folder holding llama.cpp's shared libraries inside the llama_cpp package."""
     import importlib.util
+
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -46,8 +47,11 @@ def library_files() -> list[Path]:
     lib = library_dir()
     if lib is None:
         return []
-    return sorted(p for p in lib.iterdir()
-                  if p.is_file() and (".so" in p.name or p.suffix in (".dll", ".dylib")))
+    return sorted(
+        p
+        for p in lib.iterdir()
+        if p.is_file() and (".so" in p.name or p.suffix in (".dll", ".dylib"))
+    )
 
 
 PROBE_VERSION = 2  # part of the cache key: a changed probe asks again
@@ -73,6 +77,7 @@ def build_features() -> dict[str, bool]:
     """The CPU features llama.cpp was compiled for (llama_print_system_info; runs no kernels)."""
     try:
         import llama_cpp
+
         info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - a report, never a failure
         return {}
@@ -98,10 +103,21 @@ def cpu_flags() -> set[str]:
 
 
 # The build's feature names as /proc/cpuinfo spells them.
-_FLAG_NAMES = {"SSE3": "pni", "SSSE3": "ssse3", "AVX": "avx", "AVX2": "avx2", "F16C": "f16c",
-               "FMA": "fma", "BMI2": "bmi2", "AVX_VNNI": "avx_vnni", "AVX512": "avx512f",
-               "AVX512_VBMI": "avx512vbmi", "AVX512_VNNI": "avx512_vnni",
-               "AVX512_BF16": "avx512_bf16", "AMX_INT8": "amx_int8"}
+_FLAG_NAMES = {
+    "SSE3": "pni",
+    "SSSE3": "ssse3",
+    "AVX": "avx",
+    "AVX2": "avx2",
+    "F16C": "f16c",
+    "FMA": "fma",
+    "BMI2": "bmi2",
+    "AVX_VNNI": "avx_vnni",
+    "AVX512": "avx512f",
+    "AVX512_VBMI": "avx512vbmi",
+    "AVX512_VNNI": "avx512_vnni",
+    "AVX512_BF16": "avx512_bf16",
+    "AMX_INT8": "amx_int8",
+}
 
 
 def probe_model(model_path: str | Path) -> Path:
@@ -132,8 +148,10 @@ def explain_failure(returncode: int, stderr: str) -> str:
             cause = ", ".join(missing)
         else:
             cause = "an instruction set it was compiled for"
-        return (f"llama.cpp in this install uses CPU instructions this computer refuses ({cause}). "
-                + REBUILD_HINT)
+        return (
+            f"llama.cpp in this install uses CPU instructions this computer refuses ({cause}). "
+            + REBUILD_HINT
+        )
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -147,8 +165,13 @@ def explain_failure(returncode: int, stderr: str) -> str:
 def run_probe(model_path: str | Path) -> tuple[bool | None, str]:
     """Run the probe now (no cache): (ok, one-line message); ok is None when it could not tell."""
     try:
-        done = subprocess.run(probe_command(model_path), capture_output=True, text=True,
-                              timeout=PROBE_TIMEOUT_S, env={**os.environ, "PYTHONFAULTHANDLER": ""})
+        done = subprocess.run(
+            probe_command(model_path),
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            env={**os.environ, "PYTHONFAULTHANDLER": ""},
+        )
     except subprocess.TimeoutExpired:
         return None, f"the llama.cpp probe took over {PROBE_TIMEOUT_S} s"
     except OSError as e:
@@ -218,11 +241,18 @@ def probe_main(model_path: str) -> int:
     import time
 
     import llama_cpp
+
     t0 = time.perf_counter()
     # A prompt of ~100 tokens read in one batch, then single-token decodes: some kernels (AMX
     # tiles) run only for batches of 32+ tokens, which a short prompt would never reach.
-    llm = llama_cpp.Llama(model_path=model_path, n_ctx=512, n_batch=256, n_ubatch=256,
-                          n_threads=min(4, os.cpu_count() or 1), verbose=False)
+    llm = llama_cpp.Llama(
+        model_path=model_path,
+        n_ctx=512,
+        n_batch=256,
+        n_ubatch=256,
+        n_threads=min(4, os.cpu_count() or 1),
+        verbose=False,
+    )
     prompt = " ".join(f"Line {i}: the tide came in and the gulls were loud." for i in range(8))
     out = llm(prompt, max_tokens=4, temperature=0.0)
     n = out.get("usage", {}).get("completion_tokens", 0)

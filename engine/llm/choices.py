@@ -11,7 +11,10 @@ from typing import Any, Callable, Iterator
 
 from engine.llm.backend import GenRequest, GenStats
 
-def bias_potential(trie: dict, token_lists: list[list[int]], bias: list[float], end: int) -> dict[int, float]:
+
+def bias_potential(
+    trie: dict, token_lists: list[list[int]], bias: list[float], end: int
+) -> dict[int, float]:
     """For a choice trie (token -> child node; key ``end`` where an option stops) and a prior
     ``bias`` per option (its tokens in ``token_lists``): the largest bias reachable below each
     node, by ``id(node)``; an option's end node holds its own bias. Adding
@@ -44,7 +47,7 @@ def choice_tokens(choice: str, tokenize: Callable[[str], list[int]]) -> list[int
     pieces, rest = [], choice
     while m := _VALUE_OPEN.search(rest):
         pieces.append(rest[: m.end()])
-        rest = rest[m.end():]
+        rest = rest[m.end() :]
     pieces.append(rest)
     return [t for piece in pieces if piece for t in tokenize(piece)]
 
@@ -56,6 +59,7 @@ def choice_tokens(choice: str, tokenize: Callable[[str], list[int]]) -> list[int
 
 class ChoiceDecoding:
     """The constrained-choice half of ``LlamaRuntime`` (it provides ``llm``, ``_tries``, ``_prefill``)."""
+
     llm: Any
     _tries: Any
 
@@ -75,7 +79,9 @@ class ChoiceDecoding:
             token_lists = []
             for c in choices:
                 node = trie
-                ids = choice_tokens(c, lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False))
+                ids = choice_tokens(
+                    c, lambda p: self.llm.tokenize(p.encode("utf-8"), add_bos=False, special=False)
+                )
                 token_lists.append(ids)
                 for t in ids:
                     node = node.setdefault(t, {})
@@ -100,8 +106,15 @@ class ChoiceDecoding:
         trie, token_lists = self._choice_trie(req.choices or [])
         return bias_potential(trie, token_lists, req.choice_bias or [], self._END)
 
-    def _choose(self, node: dict, out: list[int], req: GenRequest, cancel: threading.Event | None,
-                stats: GenStats, t0: float) -> Iterator[str]:
+    def _choose(
+        self,
+        node: dict,
+        out: list[int],
+        req: GenRequest,
+        cancel: threading.Event | None,
+        stats: GenStats,
+        t0: float,
+    ) -> Iterator[str]:
         """Pick one of ``req.choices`` token by token: greedy (temperature 0) or sampled from the
         model's distribution restricted to the tokens that keep the text a valid option.
 
@@ -111,6 +124,7 @@ class ChoiceDecoding:
         tokenization); the result equals grammar-constrained decoding restricted to that
         tokenization."""
         import numpy as np
+
         llm = self.llm
         rng = np.random.default_rng(req.seed)
         pending: list[int] = []  # the prompt and ``out`` (the forced start) are evaluated already

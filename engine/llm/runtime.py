@@ -36,11 +36,12 @@ from typing import Any, Callable, Iterator
 
 from engine import cpu
 from engine.errors import Cancelled, ModelError
-from engine.llm.backend import GenRequest, Generation, GenStats
+from engine.llm.backend import Generation, GenRequest, GenStats
 from engine.llm.chat_format import ChatFormat
 from engine.llm.check import ensure_llama_works, probe_model
 from engine.llm.choices import ChoiceDecoding
 from engine.models import registry
+
 
 def default_threads() -> int:
     env = os.environ.get("MASCOT_THREADS")
@@ -53,6 +54,7 @@ def token_counter(model_path: str | Path) -> Callable[[str], int]:
     """A model's tokenizer alone (no weights, no compute) as a token counter, counting as
     ``LlamaRuntime.count_tokens`` does."""
     from llama_cpp import Llama
+
     llm = Llama(model_path=str(model_path), vocab_only=True, verbose=False)
     return lambda text: len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
@@ -73,9 +75,18 @@ class LlamaRuntime(ChoiceDecoding):
 
     PREFILL_CHUNK = 64
 
-    def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int | None = None,
-                 seed: int = 1234, max_slots: int = 16):
-        info = registry.inspect_gguf(model_path, compute_hash=False)  # refuse broken files before C code
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        seed: int = 1234,
+        max_slots: int = 16,
+    ):
+        info = registry.inspect_gguf(
+            model_path, compute_hash=False
+        )  # refuse broken files before C code
         # the template is checked before loading: one that cannot render a group chat is refused
         # with what failed (never replaced by ChatML; engine/llm/chat_format.py)
         self.format = ChatFormat(info.chat_template or None, name=Path(model_path).name)
@@ -84,15 +95,25 @@ class LlamaRuntime(ChoiceDecoding):
         try:
             import llama_cpp
         except ImportError:
-            raise ModelError("llama-cpp-python is not installed; run `make run` or "
-                             "`pip install llama-cpp-python`.") from None
-        ensure_llama_works(probe_model(model_path))  # a CPU that refuses the build: one line, no SIGILL
+            raise ModelError(
+                "llama-cpp-python is not installed; run `make run` or "
+                "`pip install llama-cpp-python`."
+            ) from None
+        ensure_llama_works(
+            probe_model(model_path)
+        )  # a CPU that refuses the build: one line, no SIGILL
         n_ctx = min(n_ctx, info.context_length) if info.context_length else n_ctx
         threads = n_threads or default_threads()
         try:
-            self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_batch=256,
-                                       n_threads=threads, n_threads_batch=threads, seed=seed,
-                                       verbose=False)
+            self.llm = llama_cpp.Llama(
+                model_path=str(model_path),
+                n_ctx=n_ctx,
+                n_batch=256,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=seed,
+                verbose=False,
+            )
         except Exception as e:  # noqa: BLE001 - any load failure becomes one line for the user
             raise ModelError(f"{model_path}: llama.cpp could not load this model ({e}).") from None
         self._llama_cpp = llama_cpp
@@ -105,16 +126,20 @@ class LlamaRuntime(ChoiceDecoding):
         self._active: str | None = None
         self._max_slots = max_slots
         self._grammars: dict[str, Any] = {}
-        self.adapters: dict[str, Any] = {}                # adapter path -> llama_adapter_lora handle
-        self._adapter: str | None = None                  # adapter set on the context now
-        self._slot_adapters: dict[str, str | None] = {}   # slot -> adapter its KV was computed with
+        self.adapters: dict[str, Any] = {}  # adapter path -> llama_adapter_lora handle
+        self._adapter: str | None = None  # adapter set on the context now
+        self._slot_adapters: dict[str, str | None] = {}  # slot -> adapter its KV was computed with
         self._tries: OrderedDict[tuple[str, ...], tuple[dict, list[list[int]]]] = OrderedDict()
         self.shifted_tokens = 0  # tokens kept by context shifts instead of being evaluated again
         self._threads = threads
         self._seed = seed
         self._lanes: dict[str, LlamaRuntime] = {}
         tok = self.llm
-        eos = tok.detokenize([tok.token_eos()]).decode("utf-8", "ignore") if tok.token_eos() >= 0 else ""
+        eos = (
+            tok.detokenize([tok.token_eos()]).decode("utf-8", "ignore")
+            if tok.token_eos() >= 0
+            else ""
+        )
         self.format.eos = eos
 
     # tokens ----------------------------------------------------------------------------------
@@ -135,6 +160,7 @@ class LlamaRuntime(ChoiceDecoding):
         back it with memory): a fresh buffer's page faults cost more than the copy itself
         (docs/performance.md). A buffer only ever holds its own slot's state."""
         import numpy as np
+
         llm, lc = self.llm, self._llama_cpp
         n = llm.n_tokens
         if n <= 0:
@@ -236,8 +262,13 @@ class LlamaRuntime(ChoiceDecoding):
         with self.lock:
             rt = self._lanes.get(name)
             if rt is None:
-                rt = LlamaRuntime(self.path, n_ctx=n_ctx or self.n_ctx, n_threads=self._threads,
-                                  seed=self._seed, max_slots=4)
+                rt = LlamaRuntime(
+                    self.path,
+                    n_ctx=n_ctx or self.n_ctx,
+                    n_threads=self._threads,
+                    seed=self._seed,
+                    max_slots=4,
+                )
                 self._lanes[name] = rt
             return rt
 
@@ -252,14 +283,22 @@ class LlamaRuntime(ChoiceDecoding):
         with self.lock:
             handle = self.adapters.get(key)
             if handle is None:
-                info = registry.inspect_adapter(key, compute_hash=False)  # refuse broken files before C code
+                info = registry.inspect_adapter(
+                    key, compute_hash=False
+                )  # refuse broken files before C code
                 if info.architecture != self.info.architecture:
-                    raise ModelError(f"{key}: the adapter is for '{info.architecture}' models, not "
-                                     f"{self.name} ({self.info.architecture}).")
-                handle = self._llama_cpp.llama_adapter_lora_init(self.llm.model, key.encode("utf-8"))
+                    raise ModelError(
+                        f"{key}: the adapter is for '{info.architecture}' models, not "
+                        f"{self.name} ({self.info.architecture})."
+                    )
+                handle = self._llama_cpp.llama_adapter_lora_init(
+                    self.llm.model, key.encode("utf-8")
+                )
                 if not handle:
-                    raise ModelError(f"{key}: llama.cpp could not load this adapter over {self.name} "
-                                     "(was it made for another base model?).")
+                    raise ModelError(
+                        f"{key}: llama.cpp could not load this adapter over {self.name} "
+                        "(was it made for another base model?)."
+                    )
                 self.adapters[key] = handle
             return handle
 
@@ -275,8 +314,10 @@ class LlamaRuntime(ChoiceDecoding):
             handles = (lc.llama_adapter_lora_p_ctypes * 1)(self.load_adapter(key))
             rc = lc.llama_set_adapters_lora(ctx, handles, 1, (ctypes.c_float * 1)(1.0))
         if rc != 0:
-            raise ModelError(f"llama.cpp could not {'set the adapter ' + key if key else 'clear the adapter'} "
-                             f"on {self.name} (error {rc}).")
+            raise ModelError(
+                f"llama.cpp could not {'set the adapter ' + key if key else 'clear the adapter'} "
+                f"on {self.name} (error {rc})."
+            )
         self._adapter = key
 
     def _use_adapter(self, req: GenRequest) -> None:
@@ -318,7 +359,9 @@ class LlamaRuntime(ChoiceDecoding):
         stats = GenStats(model=self.name)
         return Generation(self._run(req, cancel, stats), stats)
 
-    def _prefill(self, tokens: list[int], cancel: threading.Event | None, keep_last: bool = True) -> int:
+    def _prefill(
+        self, tokens: list[int], cancel: threading.Event | None, keep_last: bool = True
+    ) -> int:
         """Evaluate what is not already in the KV cache, in chunks (cancellable).
         Leaves the last token for the sampler to evaluate (it needs its logits), unless
         ``keep_last`` is False: then the last token is evaluated too (always, even when cached)
@@ -364,13 +407,17 @@ class LlamaRuntime(ChoiceDecoding):
                 return common
         except AttributeError:
             return common
-        window = tokens[common:common + 16]
+        window = tokens[common : common + 16]
         best_i, best_m = -1, 0
-        for i in range(common + 1, n - len(window) + 1):  # repeated text can match in several places
-            if cached[i] != window[0] or cached[i:i + len(window)] != window:
+        for i in range(
+            common + 1, n - len(window) + 1
+        ):  # repeated text can match in several places
+            if cached[i] != window[0] or cached[i : i + len(window)] != window:
                 continue
             m = 0
-            while common + m < len(tokens) - 1 and i + m < n and cached[i + m] == tokens[common + m]:
+            while (
+                common + m < len(tokens) - 1 and i + m < n and cached[i + m] == tokens[common + m]
+            ):
                 m += 1
             if m > best_m:
                 best_i, best_m = i, m
@@ -378,10 +425,10 @@ class LlamaRuntime(ChoiceDecoding):
             return common
         i, m = best_i, best_m
         d = i - common
-        llm._ctx.kv_cache_seq_rm(0, common, i)              # the trimmed turns
-        llm._ctx.kv_cache_seq_rm(0, i + m, -1)              # whatever no longer matches
-        llm._ctx.kv_cache_seq_shift(0, i, i + m, -d)        # the kept turns move left
-        llm._input_ids[common:common + m] = cached[i:i + m]
+        llm._ctx.kv_cache_seq_rm(0, common, i)  # the trimmed turns
+        llm._ctx.kv_cache_seq_rm(0, i + m, -1)  # whatever no longer matches
+        llm._ctx.kv_cache_seq_shift(0, i, i + m, -d)  # the kept turns move left
+        llm._input_ids[common : common + m] = cached[i : i + m]
         llm.n_tokens = common + m
         self.shifted_tokens += m
         return common + m
@@ -401,7 +448,9 @@ class LlamaRuntime(ChoiceDecoding):
             except Cancelled:
                 return 0
 
-    def _run(self, req: GenRequest, cancel: threading.Event | None, stats: GenStats) -> Iterator[str]:
+    def _run(
+        self, req: GenRequest, cancel: threading.Event | None, stats: GenStats
+    ) -> Iterator[str]:
         t0 = time.perf_counter()
         with self.lock, cpu.generating():
             self._switch_to(req.slot)
@@ -410,14 +459,18 @@ class LlamaRuntime(ChoiceDecoding):
             tokens = self.tokenize(prompt)
             budget = self.n_ctx - req.max_tokens
             if len(tokens) > budget:
-                raise ModelError(f"The prompt ({len(tokens)} tokens) does not fit the context "
-                                 f"({self.n_ctx}); the conversation must be trimmed first.")
+                raise ModelError(
+                    f"The prompt ({len(tokens)} tokens) does not fit the context "
+                    f"({self.n_ctx}); the conversation must be trimmed first."
+                )
             stats.prompt_tokens = len(tokens)
             node, forced = None, []
             if req.choices:  # the options' common start is evaluated with the prompt, in one batch
                 forced, node = self._forced_run(self._trie(req.choices))
             try:
-                stats.prefilled_tokens = self._prefill(tokens + forced, cancel, keep_last=node is None)
+                stats.prefilled_tokens = self._prefill(
+                    tokens + forced, cancel, keep_last=node is None
+                )
             except Cancelled:
                 stats.stopped = "cancelled"
                 self.llm.reset()
@@ -436,9 +489,14 @@ class LlamaRuntime(ChoiceDecoding):
             # llm.generate (not create_completion): per-token work stays minimal, so the app
             # decodes at raw llama.cpp speed; stop strings and UTF-8 are handled here.
             try:
-                for tok in self.llm.generate(tokens, temp=req.temperature, top_k=req.top_k,
-                                             top_p=req.top_p, repeat_penalty=req.repeat_penalty,
-                                             grammar=grammar):
+                for tok in self.llm.generate(
+                    tokens,
+                    temp=req.temperature,
+                    top_k=req.top_k,
+                    top_p=req.top_p,
+                    repeat_penalty=req.repeat_penalty,
+                    grammar=grammar,
+                ):
                     if is_eog(vocab, tok):
                         finish = "stop"
                         break
@@ -451,7 +509,9 @@ class LlamaRuntime(ChoiceDecoding):
                     if cancel is not None and cancel.is_set():
                         finish = "cancelled"
                         break
-                    safe = len(text) - stop_prefix_len(text, stops)  # hold only a possible stop's start
+                    safe = len(text) - stop_prefix_len(
+                        text, stops
+                    )  # hold only a possible stop's start
                     if safe > sent:
                         if not stats.ttft:
                             stats.ttft = time.perf_counter() - t0

@@ -35,14 +35,30 @@ from engine.paths import assets_dir
 
 CATALOG_FORMAT = 1
 FIT, SLOW, NO_FIT = "fits", "may be slow", "won't fit"
-APP_BYTES = 350 * 1024 * 1024     # Python, Qt, llama.cpp's compute graph (docs/models.md)
-DEFAULT_PERSONA_TOKENS = 512      # a persona's system prompt and turn notes, roughly
-HEADROOM = 0.9                    # only 90% of memory counts (Jan's rule)
+APP_BYTES = 350 * 1024 * 1024  # Python, Qt, llama.cpp's compute graph (docs/models.md)
+DEFAULT_PERSONA_TOKENS = 512  # a persona's system prompt and turn notes, roughly
+HEADROOM = 0.9  # only 90% of memory counts (Jan's rule)
 
-_REQUIRED = {"id": str, "name": str, "family": str, "architecture": str, "repo": str, "file": str,
-             "quantization": str, "size_bytes": int, "parameters": int, "context_length": int,
-             "layers": int, "kv_heads": int, "head_dim": int, "vocab": int, "licence": str,
-             "licence_url": str, "good_for": str, "ram_required_gb": (int, float)}
+_REQUIRED = {
+    "id": str,
+    "name": str,
+    "family": str,
+    "architecture": str,
+    "repo": str,
+    "file": str,
+    "quantization": str,
+    "size_bytes": int,
+    "parameters": int,
+    "context_length": int,
+    "layers": int,
+    "kv_heads": int,
+    "head_dim": int,
+    "vocab": int,
+    "licence": str,
+    "licence_url": str,
+    "good_for": str,
+    "ram_required_gb": (int, float),
+}
 
 
 class CatalogError(MascotError):
@@ -102,27 +118,43 @@ def load_catalog(path: str | Path | None = None) -> list[CatalogEntry]:
         raise CatalogError(f"{p}: cannot read the model catalog ({e.strerror or e}).") from None
     except ValueError as e:
         raise CatalogError(f"{p}: the model catalog is not valid JSON ({str(e)[:80]}).") from None
-    if not isinstance(data, dict) or data.get("format") != CATALOG_FORMAT or not isinstance(data.get("models"), list):
-        raise CatalogError(f"{p}: not a format-{CATALOG_FORMAT} model catalog (needs \"format\" and \"models\").")
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != CATALOG_FORMAT
+        or not isinstance(data.get("models"), list)
+    ):
+        raise CatalogError(
+            f'{p}: not a format-{CATALOG_FORMAT} model catalog (needs "format" and "models").'
+        )
     entries: list[CatalogEntry] = []
     known = {f for f in CatalogEntry.__dataclass_fields__ if f != "extra"}
     for i, raw in enumerate(data["models"]):
-        label = f"models[{i}]" + (f" '{raw.get('id')}'" if isinstance(raw, dict) and raw.get("id") else "")
+        label = f"models[{i}]" + (
+            f" '{raw.get('id')}'" if isinstance(raw, dict) and raw.get("id") else ""
+        )
         if not isinstance(raw, dict):
             raise CatalogError(f"{p}: {label} is not an object.")
         for key, kind in _REQUIRED.items():
             value = raw.get(key)
             if not isinstance(value, kind) or isinstance(value, bool) or value in ("", None):
-                raise CatalogError(f"{p}: {label}: field '{key}' is missing or not a {getattr(kind, '__name__', 'number')}.")
+                raise CatalogError(
+                    f"{p}: {label}: field '{key}' is missing or not a {getattr(kind, '__name__', 'number')}."
+                )
         for key in ("sha256", "md5"):
             v = raw.get(key)
             n = 64 if key == "sha256" else 32
-            if v is not None and (not isinstance(v, str) or len(v) != n or any(c not in "0123456789abcdef" for c in v)):
-                raise CatalogError(f"{p}: {label}: field '{key}' must be {n} lowercase hex digits or null.")
+            if v is not None and (
+                not isinstance(v, str) or len(v) != n or any(c not in "0123456789abcdef" for c in v)
+            ):
+                raise CatalogError(
+                    f"{p}: {label}: field '{key}' must be {n} lowercase hex digits or null."
+                )
         if not raw["file"].lower().endswith(".gguf"):
             raise CatalogError(f"{p}: {label}: field 'file' must name a .gguf file.")
-        entry = CatalogEntry(**{k: v for k, v in raw.items() if k in known},
-                             extra={k: v for k, v in raw.items() if k not in known})
+        entry = CatalogEntry(
+            **{k: v for k, v in raw.items() if k in known},
+            extra={k: v for k, v in raw.items() if k not in known},
+        )
         entries.append(entry)
     ids = [e.id for e in entries]
     if len(set(ids)) != len(ids):
@@ -134,11 +166,24 @@ def load_catalog(path: str | Path | None = None) -> list[CatalogEntry]:
 
 # -- memory ----------------------------------------------------------------------------------
 
+
 def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, type_bytes: int = 2) -> int:
     return 2 * layers * kv_heads * head_dim * type_bytes
 
 
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 
 
 def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
@@ -148,6 +193,7 @@ def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
     every wanted key is found."""
     import mmap
     import struct
+
     out: dict[str, Any] = {}
     try:
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
@@ -158,7 +204,7 @@ def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
 
             def string(at: int) -> tuple[str, int]:
                 n = struct.unpack_from("<Q", m, at)[0]
-                return m[at + 8:at + 8 + n].decode("utf-8", "replace"), at + 8 + n
+                return m[at + 8 : at + 8 + n].decode("utf-8", "replace"), at + 8 + n
 
             def skip(kind: int, at: int) -> tuple[Any, int]:
                 if kind in _SCALARS:
@@ -171,8 +217,11 @@ def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
                     at += 12
                     if sub in _SCALARS:  # small numeric arrays (per-layer head counts) are read
                         size = struct.calcsize(_SCALARS[sub])
-                        values = (list(struct.unpack_from(f"<{count}{_SCALARS[sub][1]}", m, at))
-                                  if count <= 4096 else count)
+                        values = (
+                            list(struct.unpack_from(f"<{count}{_SCALARS[sub][1]}", m, at))
+                            if count <= 4096
+                            else count
+                        )
                         return values, at + count * size
                     for _ in range(count):
                         _, at = skip(sub, at)
@@ -195,11 +244,18 @@ def _header_values(path: str | Path, wanted: set[str]) -> dict[str, Any]:
 def gguf_kv_shape(path: str | Path) -> tuple[int, int, int, int]:
     """(layers, KV heads, head size, vocab) from a GGUF header. ModelError if unreadable."""
     arch = _header_values(path, {"general.architecture"}).get("general.architecture") or ""
-    keys = [f"{arch}.block_count", f"{arch}.attention.head_count", f"{arch}.attention.head_count_kv",
-            f"{arch}.embedding_length", f"{arch}.attention.key_length", f"{arch}.vocab_size",
-            "tokenizer.ggml.tokens"]
+    keys = [
+        f"{arch}.block_count",
+        f"{arch}.attention.head_count",
+        f"{arch}.attention.head_count_kv",
+        f"{arch}.embedding_length",
+        f"{arch}.attention.key_length",
+        f"{arch}.vocab_size",
+        "tokenizer.ggml.tokens",
+    ]
     f = {k: None for k in keys} | _header_values(path, set(keys))
     layers = int(f[keys[0]] or 0)
+
     def most(v: Any) -> Any:  # per-layer counts: the largest
         return max(v) if isinstance(v, list) and v else v
 
@@ -220,19 +276,31 @@ class MemoryNeed:
 
     @property
     def total(self) -> int:
-        return self.weights + self.kv_context + self.kv_director + self.kv_companions + self.overhead
+        return (
+            self.weights + self.kv_context + self.kv_director + self.kv_companions + self.overhead
+        )
 
 
-def estimate(size_bytes: int, kv_per_token: int, vocab: int, *, n_ctx: int = 4096, companions: int = 4,
-             history_tokens: int = 2048) -> MemoryNeed:
+def estimate(
+    size_bytes: int,
+    kv_per_token: int,
+    vocab: int,
+    *,
+    n_ctx: int = 4096,
+    companions: int = 4,
+    history_tokens: int = 2048,
+) -> MemoryNeed:
     """Memory Mascot needs to run a model of ``size_bytes`` for ``companions`` companions and
     the Director, with ``n_ctx`` tokens of context and a ``history_tokens`` window (0 = all)."""
     slot = n_ctx if history_tokens <= 0 else min(n_ctx, history_tokens + DEFAULT_PERSONA_TOKENS)
     logits = 4 * vocab * 2  # llama.cpp's float logits for the last token, and a copy in Python
-    return MemoryNeed(weights=size_bytes, kv_context=kv_per_token * n_ctx,
-                      kv_director=kv_per_token * director_lane_ctx(n_ctx),
-                      kv_companions=kv_per_token * slot * max(0, companions),
-                      overhead=APP_BYTES + logits + size_bytes // 20)
+    return MemoryNeed(
+        weights=size_bytes,
+        kv_context=kv_per_token * n_ctx,
+        kv_director=kv_per_token * director_lane_ctx(n_ctx),
+        kv_companions=kv_per_token * slot * max(0, companions),
+        overhead=APP_BYTES + logits + size_bytes // 20,
+    )
 
 
 def entry_need(entry: CatalogEntry, **kw: Any) -> MemoryNeed:
@@ -242,7 +310,9 @@ def entry_need(entry: CatalogEntry, **kw: Any) -> MemoryNeed:
 def file_need(path: str | Path, **kw: Any) -> MemoryNeed:
     """The same estimate for a GGUF on disk, from its header."""
     layers, kv, head_dim, vocab = gguf_kv_shape(path)
-    return estimate(Path(path).stat().st_size, kv_bytes_per_token(layers, kv, head_dim), vocab, **kw)
+    return estimate(
+        Path(path).stat().st_size, kv_bytes_per_token(layers, kv, head_dim), vocab, **kw
+    )
 
 
 def memory_info() -> tuple[int, int]:
@@ -265,20 +335,31 @@ def memory_info() -> tuple[int, int]:
             total = 0
     if not total and sys.platform == "darwin":
         import subprocess
+
         try:
-            total = int(subprocess.run(["sysctl", "-n", "hw.memsize"], capture_output=True, text=True,
-                                       timeout=5).stdout.strip())
+            total = int(
+                subprocess.run(
+                    ["sysctl", "-n", "hw.memsize"], capture_output=True, text=True, timeout=5
+                ).stdout.strip()
+            )
         except (OSError, ValueError, subprocess.SubprocessError):
             total = 0
     if not total and sys.platform == "win32":
         import ctypes
 
         class MemoryStatus(ctypes.Structure):
-            _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
-                        ("ullTotalPhys", ctypes.c_ulonglong), ("ullAvailPhys", ctypes.c_ulonglong),
-                        ("ullTotalPageFile", ctypes.c_ulonglong), ("ullAvailPageFile", ctypes.c_ulonglong),
-                        ("ullTotalVirtual", ctypes.c_ulonglong), ("ullAvailVirtual", ctypes.c_ulonglong),
-                        ("ullAvailExtendedVirtual", ctypes.c_ulonglong)]
+            _fields_ = [
+                ("dwLength", ctypes.c_ulong),
+                ("dwMemoryLoad", ctypes.c_ulong),
+                ("ullTotalPhys", ctypes.c_ulonglong),
+                ("ullAvailPhys", ctypes.c_ulonglong),
+                ("ullTotalPageFile", ctypes.c_ulonglong),
+                ("ullAvailPageFile", ctypes.c_ulonglong),
+                ("ullTotalVirtual", ctypes.c_ulonglong),
+                ("ullAvailVirtual", ctypes.c_ulonglong),
+                ("ullAvailExtendedVirtual", ctypes.c_ulonglong),
+            ]
+
         st = MemoryStatus()
         st.dwLength = ctypes.sizeof(st)
         if ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(st)):  # type: ignore[attr-defined]
@@ -288,9 +369,9 @@ def memory_info() -> tuple[int, int]:
 
 @dataclass
 class Fit:
-    label: str      # FIT, SLOW or NO_FIT
-    need: int       # bytes
-    reason: str     # one line for a tooltip
+    label: str  # FIT, SLOW or NO_FIT
+    need: int  # bytes
+    reason: str  # one line for a tooltip
 
 
 def gb(n: float) -> str:
@@ -302,8 +383,12 @@ def fit(need: MemoryNeed | int, total: int, available: int) -> Fit:
     if n <= HEADROOM * available:
         return Fit(FIT, n, f"needs about {gb(n)}; {gb(available)} of memory is free now")
     if n <= HEADROOM * total:
-        return Fit(SLOW, n, f"needs about {gb(n)}, more than the {gb(available)} free now "
-                            f"(of {gb(total)}): close other programs, or expect paging")
+        return Fit(
+            SLOW,
+            n,
+            f"needs about {gb(n)}, more than the {gb(available)} free now "
+            f"(of {gb(total)}): close other programs, or expect paging",
+        )
     return Fit(NO_FIT, n, f"needs about {gb(n)}; this computer has {gb(total)}")
 
 

@@ -54,7 +54,7 @@ from engine.storage import Store
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CHUNK_BYTES = 256 * 1024
 TIMEOUT_S = 30
-RESUME_TRIES = 3          # connection cuts resumed within one call before giving up
+RESUME_TRIES = 3  # connection cuts resumed within one call before giving up
 DISK_MARGIN = 100 * 1024 * 1024
 OFFLINE = "Cannot reach the Hugging Face Hub; check your internet connection."
 USER_AGENT = "mascot/0.1 (+offline companion app)"
@@ -65,10 +65,10 @@ _HEX = re.compile(r"^[0-9a-f]{64}$")
 
 @dataclass
 class DownloadStatus:
-    phase: str = "connecting"   # connecting, downloading, resuming, verifying, done
-    speed: float = 0.0          # bytes per second, over the last few seconds
-    eta: float | None = None    # seconds left, None when unknown
-    resumed_from: int = 0       # bytes that were already on disk when this call started
+    phase: str = "connecting"  # connecting, downloading, resuming, verifying, done
+    speed: float = 0.0  # bytes per second, over the last few seconds
+    eta: float | None = None  # seconds left, None when unknown
+    resumed_from: int = 0  # bytes that were already on disk when this call started
 
     def describe(self, done: int, total: int) -> str:
         """One short line: '12.3 MB/s · 1 min 20 s left'."""
@@ -102,19 +102,26 @@ def check_names(repo_id: str, filename: str) -> tuple[str, str]:
     """Validate a repo id (``owner/name``) and a ``.gguf`` file name; returns them stripped."""
     repo_id, filename = (repo_id or "").strip().strip("/"), (filename or "").strip()
     if not _REPO_ID.match(repo_id) or ".." in repo_id:
-        raise InputError(f"'{repo_id}' is not a Hugging Face repo id; write it as owner/name, "
-                         "e.g. HuggingFaceTB/SmolLM2-360M-Instruct-GGUF.")
+        raise InputError(
+            f"'{repo_id}' is not a Hugging Face repo id; write it as owner/name, "
+            "e.g. HuggingFaceTB/SmolLM2-360M-Instruct-GGUF."
+        )
     parts = filename.split("/")
-    if (not filename or filename.startswith("/") or "\\" in filename
-            or any(p in ("", ".", "..") for p in parts)):
+    if (
+        not filename
+        or filename.startswith("/")
+        or "\\" in filename
+        or any(p in ("", ".", "..") for p in parts)
+    ):
         raise InputError(f"'{filename}' is not a file name in a repo; give e.g. model.Q4_K_M.gguf.")
     if not filename.lower().endswith(".gguf"):
         raise InputError(f"'{filename}' is not a .gguf file; Mascot runs GGUF models only.")
     return repo_id, filename
 
 
-def resolve_url(repo_id: str, filename: str, endpoint: str | None = None,
-                revision: str = "main") -> str:
+def resolve_url(
+    repo_id: str, filename: str, endpoint: str | None = None, revision: str = "main"
+) -> str:
     repo_id, filename = check_names(repo_id, filename)
     quoted = "/".join(urllib.parse.quote(p) for p in filename.split("/"))
     return f"{endpoint_url(endpoint)}/{repo_id}/resolve/{urllib.parse.quote(revision or 'main')}/{quoted}"
@@ -122,12 +129,18 @@ def resolve_url(repo_id: str, filename: str, endpoint: str | None = None,
 
 def _http_error(e: urllib.error.HTTPError, repo_id: str, filename: str) -> MascotError:
     if e.code == 404:
-        return MascotError(f"No file '{filename}' in repo '{repo_id}' on the Hugging Face Hub; "
-                           "check the file name (it is case-sensitive).")
+        return MascotError(
+            f"No file '{filename}' in repo '{repo_id}' on the Hugging Face Hub; "
+            "check the file name (it is case-sensitive)."
+        )
     if e.code in (401, 403):
-        return MascotError(f"The repo '{repo_id}' was not found, or it is private or gated; "
-                           "Mascot downloads public files only.")
-    return MascotError(f"The Hugging Face Hub answered HTTP {e.code} for '{filename}'; try again later.")
+        return MascotError(
+            f"The repo '{repo_id}' was not found, or it is private or gated; "
+            "Mascot downloads public files only."
+        )
+    return MascotError(
+        f"The Hugging Face Hub answered HTTP {e.code} for '{filename}'; try again later."
+    )
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -135,14 +148,21 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def hub_file_info(repo_id: str, filename: str, revision: str = "main",
-                  endpoint: str | None = None) -> dict[str, Any]:
+def hub_file_info(
+    repo_id: str, filename: str, revision: str = "main", endpoint: str | None = None
+) -> dict[str, Any]:
     """What the Hub says about a file: ``size`` (int or None), ``sha256`` (LFS files; or None)
     and ``commit``, from a HEAD request on its resolve URL (the redirect is not followed: the
     Hub puts the file's own metadata on it). MascotError (one line) if it is missing."""
     url = resolve_url(repo_id, filename, endpoint, revision)
-    req = urllib.request.Request(url, method="HEAD", headers={"User-Agent": USER_AGENT,  # noqa: S310 (http/https only)
-                                                               "Accept-Encoding": "identity"})
+    req = urllib.request.Request(  # noqa: S310 (http/https only)
+        url,
+        method="HEAD",
+        headers={
+            "User-Agent": USER_AGENT,
+            "Accept-Encoding": "identity",
+        },
+    )
     opener = urllib.request.build_opener(_NoRedirect)
     try:
         resp = opener.open(req, timeout=TIMEOUT_S)
@@ -156,11 +176,22 @@ def hub_file_info(repo_id: str, filename: str, revision: str = "main",
             raise _http_error(e, repo_id, filename) from None
     except (urllib.error.URLError, OSError) as e:
         raise MascotError(OFFLINE) from e
-    etag = (headers.get("X-Linked-Etag") or "").strip().strip('"').removeprefix("W/").strip('"').lower()
-    size = headers.get("X-Linked-Size") or (headers.get("Content-Length") if not headers.get("Location") else None)
-    return {"sha256": etag if _HEX.match(etag) else None,
-            "size": int(size) if size and str(size).isdigit() else None,
-            "commit": headers.get("X-Repo-Commit") or None}
+    etag = (
+        (headers.get("X-Linked-Etag") or "")
+        .strip()
+        .strip('"')
+        .removeprefix("W/")
+        .strip('"')
+        .lower()
+    )
+    size = headers.get("X-Linked-Size") or (
+        headers.get("Content-Length") if not headers.get("Location") else None
+    )
+    return {
+        "sha256": etag if _HEX.match(etag) else None,
+        "size": int(size) if size and str(size).isdigit() else None,
+        "commit": headers.get("X-Repo-Commit") or None,
+    }
 
 
 def _open(url: str, repo_id: str, filename: str, start: int = 0) -> Any:
@@ -236,8 +267,14 @@ class _Interrupted(Exception):
     """The connection broke mid-way (resumable)."""
 
 
-def _stream(resp: Any, part: Path, start: int, total: int, report: Callable[[int, str], None],
-            cancel: threading.Event) -> int:
+def _stream(
+    resp: Any,
+    part: Path,
+    start: int,
+    total: int,
+    report: Callable[[int, str], None],
+    cancel: threading.Event,
+) -> int:
     """Append the response body to ``part`` from byte ``start``; returns the bytes on disk."""
     done = start
     try:
@@ -287,12 +324,23 @@ def _read_json(p: Path) -> dict[str, Any]:
         return {}
 
 
-def download_gguf(repo_id: str, filename: str, dest_dir: str | Path | None = None,
-                  progress: Progress | None = None, cancel: threading.Event | None = None,
-                  endpoint: str | None = None, store: Any = None, *, revision: str = "main",
-                  sha256: str | None = None, md5: str | None = None, size: int | None = None,
-                  name: str | None = None, keep_partial: Callable[[], bool] | bool = False,
-                  tries: int = RESUME_TRIES) -> Path:
+def download_gguf(
+    repo_id: str,
+    filename: str,
+    dest_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    endpoint: str | None = None,
+    store: Any = None,
+    *,
+    revision: str = "main",
+    sha256: str | None = None,
+    md5: str | None = None,
+    size: int | None = None,
+    name: str | None = None,
+    keep_partial: Callable[[], bool] | bool = False,
+    tries: int = RESUME_TRIES,
+) -> Path:
     """Download ``filename`` from the Hub repo ``repo_id`` into ``dest_dir`` and register it.
 
     ``dest_dir`` defaults to ``<data folder>/models``; ``store`` to a new ``Store()``.
@@ -313,13 +361,21 @@ def download_gguf(repo_id: str, filename: str, dest_dir: str | Path | None = Non
 
     hub = hub_file_info(repo_id, filename, revision, endpoint)
     if sha256 and hub["sha256"] and hub["sha256"] != sha256:
-        raise MascotError(f"'{filename}' on the Hub (sha256 {hub['sha256'][:12]}…) is not the file the "
-                          f"catalog names (sha256 {sha256[:12]}…); it may have been replaced, so it was "
-                          "not downloaded.")
+        raise MascotError(
+            f"'{filename}' on the Hub (sha256 {hub['sha256'][:12]}…) is not the file the "
+            f"catalog names (sha256 {sha256[:12]}…); it may have been replaced, so it was "
+            "not downloaded."
+        )
     expected_sha = sha256 or hub["sha256"]
     total = hub["size"] or size or 0
-    version = {"repo": repo_id, "file": filename, "revision": revision, "size": total,
-               "sha256": expected_sha, "commit": hub["commit"]}
+    version = {
+        "repo": repo_id,
+        "file": filename,
+        "revision": revision,
+        "size": total,
+        "sha256": expected_sha,
+        "commit": hub["commit"],
+    }
 
     start = part.stat().st_size if part.exists() else 0
     if start and (_read_json(meta_file) != version or (total and start > total)):
@@ -328,9 +384,11 @@ def download_gguf(repo_id: str, filename: str, dest_dir: str | Path | None = Non
     if total:
         free = shutil.disk_usage(dest).free
         if free < total - start + DISK_MARGIN:
-            raise MascotError(f"Not enough free disk space for '{filename}': it needs "
-                              f"{(total - start + DISK_MARGIN) / 1e9:.1f} GB and {dest} has "
-                              f"{free / 1e9:.1f} GB free.")
+            raise MascotError(
+                f"Not enough free disk space for '{filename}': it needs "
+                f"{(total - start + DISK_MARGIN) / 1e9:.1f} GB and {dest} has "
+                f"{free / 1e9:.1f} GB free."
+            )
     meta_file.write_text(json.dumps(version), encoding="utf-8")
     meter = _Meter(start)
 
@@ -364,27 +422,36 @@ def download_gguf(repo_id: str, filename: str, dest_dir: str | Path | None = Non
                 cuts += 1
                 done = part.stat().st_size if part.exists() else 0
                 if cuts > tries:
-                    raise MascotError(f"The download of '{filename}' was interrupted after {done:,} of "
-                                      f"{total:,} bytes ({e}); download it again to resume from there.") from None
+                    raise MascotError(
+                        f"The download of '{filename}' was interrupted after {done:,} of "
+                        f"{total:,} bytes ({e}); download it again to resume from there."
+                    ) from None
                 report(done, "resuming")
                 time.sleep(min(2.0, 0.2 * cuts))
             finally:
                 watch.close()
         if cancel.is_set():
-            raise Cancelled("Download cancelled; nothing was saved." if not _keep(keep_partial)
-                            else "Download paused; it resumes from here next time.")
+            raise Cancelled(
+                "Download cancelled; nothing was saved."
+                if not _keep(keep_partial)
+                else "Download paused; it resumes from here next time."
+            )
         if total and done != total:
             raise MascotError(f"The download was cut off ({done:,} of {total:,} bytes); try again.")
         report(done, "verifying")
         got_sha, got_md5 = _hashes(part, cancel, md5 is not None)
         if expected_sha and got_sha != expected_sha:
             discard()
-            raise ModelError(f"'{filename}' arrived corrupted (sha256 {got_sha[:12]}…, expected "
-                             f"{expected_sha[:12]}…); it was deleted, download it again.")
+            raise ModelError(
+                f"'{filename}' arrived corrupted (sha256 {got_sha[:12]}…, expected "
+                f"{expected_sha[:12]}…); it was deleted, download it again."
+            )
         if md5 is not None and got_md5 != md5:
             discard()
-            raise ModelError(f"'{filename}' does not match the catalog's checksum (md5 {got_md5}, "
-                             f"expected {md5}); it was deleted.")
+            raise ModelError(
+                f"'{filename}' does not match the catalog's checksum (md5 {got_md5}, "
+                f"expected {md5}); it was deleted."
+            )
         os.replace(part, target)
         meta_file.unlink(missing_ok=True)
     except (Cancelled, InputError):
@@ -395,13 +462,27 @@ def download_gguf(repo_id: str, filename: str, dest_dir: str | Path | None = Non
         raise
     except MascotError:
         raise  # the .part stays: the next call resumes
-    verified = [x for x, ok in (("sha256 from the catalog", bool(sha256)),
-                                ("sha256 from the Hub's file metadata", bool(hub["sha256"])),
-                                ("md5 from the catalog", md5 is not None)) if ok]
-    record = {**version, "sha256": got_sha, "size": done, "verified": verified or ["nothing (no checksum known)"],
-              "resumed_from": status.resumed_from, "connection_cuts": cuts,
-              "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    target.with_name(target.name + ".download.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+    verified = [
+        x
+        for x, ok in (
+            ("sha256 from the catalog", bool(sha256)),
+            ("sha256 from the Hub's file metadata", bool(hub["sha256"])),
+            ("md5 from the catalog", md5 is not None),
+        )
+        if ok
+    ]
+    record = {
+        **version,
+        "sha256": got_sha,
+        "size": done,
+        "verified": verified or ["nothing (no checksum known)"],
+        "resumed_from": status.resumed_from,
+        "connection_cuts": cuts,
+        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    target.with_name(target.name + ".download.json").write_text(
+        json.dumps(record, indent=1), encoding="utf-8"
+    )
     report(done, "done")
     _register(target, filename, repo_id, store, name, got_sha)
     return target
@@ -411,7 +492,9 @@ def _keep(keep_partial: Callable[[], bool] | bool) -> bool:
     return bool(keep_partial()) if callable(keep_partial) else bool(keep_partial)
 
 
-def _register(target: Path, filename: str, repo_id: str, store: Any, name: str | None, sha: str) -> None:
+def _register(
+    target: Path, filename: str, repo_id: str, store: Any, name: str | None, sha: str
+) -> None:
     own_store = store is None
     if own_store:
         store = Store()
@@ -421,8 +504,9 @@ def _register(target: Path, filename: str, repo_id: str, store: Any, name: str |
         target.unlink(missing_ok=True)
         target.with_name(target.name + ".download.json").unlink(missing_ok=True)
         reason = str(e).split(": ", 1)[-1].split(";")[0].rstrip(".")
-        raise ModelError(f"'{filename}' from {repo_id} is not a usable model: {reason}; "
-                         "it was not kept.") from None
+        raise ModelError(
+            f"'{filename}' from {repo_id} is not a usable model: {reason}; it was not kept."
+        ) from None
     finally:
         if own_store:
             store.close()

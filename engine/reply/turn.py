@@ -20,21 +20,24 @@ RETRY_MIN_TEMPERATURE = 0.8  # lets the one retry leave a greedy dead end
 
 @dataclass
 class ReplyResult:
-    text: str                    # as the chat keeps it ("" when nothing usable came out)
-    confused: bool = False       # the model wrote as someone else (that part was cut)
+    text: str  # as the chat keeps it ("" when nothing usable came out)
+    confused: bool = False  # the model wrote as someone else (that part was cut)
     stats: GenStats = field(default_factory=GenStats)
-    copies: int = 0              # copies of a recent reply dropped on the way
-    echoes: int = 0              # sentences dropped from the kept text as echoes (recent replies, own prompt)
-    free_retry: bool = False     # the kept text is a copy's retry, written without the directive
+    copies: int = 0  # copies of a recent reply dropped on the way
+    echoes: int = 0  # sentences dropped from the kept text as echoes (recent replies, own prompt)
+    free_retry: bool = False  # the kept text is a copy's retry, written without the directive
 
 
 @dataclass
 class Speaker:
     """Who a reply is written as, and whom it must not be written as."""
+
     name: str
-    names: list[str]             # every member of the group, this speaker included
+    names: list[str]  # every member of the group, this speaker included
     user_name: str
-    framing: str = ""            # its instructions (``Persona.instructions``): a reply must not read them back
+    framing: str = (
+        ""  # its instructions (``Persona.instructions``): a reply must not read them back
+    )
 
     @property
     def others(self) -> list[str]:
@@ -46,7 +49,11 @@ class Speaker:
     def echo_source(self, req: GenRequest) -> str:
         """What a sentence of its reply must not echo, ``copy_key``-ed: its instructions and the
         turn note it answers (the Director's directive)."""
-        note = req.messages[-1]["content"] if req.messages and req.messages[-1].get("role") == "user" else ""
+        note = (
+            req.messages[-1]["content"]
+            if req.messages and req.messages[-1].get("role") == "user"
+            else ""
+        )
         return copy_key(f"{self.framing}\n{note}", self.names)
 
 
@@ -61,9 +68,16 @@ def retry_request(req: GenRequest, free_turn: Message | None = None) -> GenReque
     return req
 
 
-def stream_reply(backend: Backend, req: GenRequest, who: Speaker, *, recent: list[str] = (),  # type: ignore[assignment]
-                 free_retry: bool = False, cancel: threading.Event | None = None,
-                 rule: CopyRule = DEFAULT_RULE) -> Iterator[str | ReplyResult]:
+def stream_reply(
+    backend: Backend,
+    req: GenRequest,
+    who: Speaker,
+    *,
+    recent: list[str] = (),  # type: ignore[assignment]
+    free_retry: bool = False,
+    cancel: threading.Event | None = None,
+    rule: CopyRule = DEFAULT_RULE,
+) -> Iterator[str | ReplyResult]:
     """Generate one reply, yielding the text to show as it settles (``str`` pieces) and last the
     ``ReplyResult``. A reply that comes out empty after cleanup, or repeats one of ``recent``
     (``copy_key``-ed; held back while it may, so none of it is shown), is generated once more;
@@ -96,17 +110,24 @@ def stream_reply(backend: Backend, req: GenRequest, who: Speaker, *, recent: lis
                     break
                 continue
             # a sentence echoing a recent reply or the prompt is held while it may, then dropped
-            visible, _ = rule.drop_echoes(visible, recent, framing, who.names, partial=True, shown=shown)
+            visible, _ = rule.drop_echoes(
+                visible, recent, framing, who.names, partial=True, shown=shown
+            )
             safe = stream_safe(visible)  # nothing that may still be cut is shown
             if safe.startswith(shown) and len(safe) > len(shown):
                 first_token = first_token or time.perf_counter() - t0
-                yield safe[len(shown):]
+                yield safe[len(shown) :]
                 shown = safe
         gen.close()
         prefilled += gen.stats.prefilled_tokens
-        text, confused = ("", False) if copied else finish_reply(raw, who.name, who.others, who.user_name,
-                                                                 gen.stats.stopped)
-        if not shown and text and rule.copies(text, recent, who.names):  # short, and whole: "I'm here."
+        text, confused = (
+            ("", False)
+            if copied
+            else finish_reply(raw, who.name, who.others, who.user_name, gen.stats.stopped)
+        )
+        if (
+            not shown and text and rule.copies(text, recent, who.names)
+        ):  # short, and whole: "I'm here."
             text, copied = "", True
         text, echoes = rule.drop_echoes(text, recent, framing, who.names, shown=shown)
         result.echoes += echoes
@@ -115,7 +136,7 @@ def stream_reply(backend: Backend, req: GenRequest, who: Speaker, *, recent: lis
         result.copies += copied
         result.text, result.confused = text, confused
         if text.startswith(shown) and len(text) > len(shown):
-            yield text[len(shown):]
+            yield text[len(shown) :]
         if text or cancel.is_set():
             break
         free = free_retry and copied and rule.retry_as_free_turn
@@ -141,14 +162,19 @@ def generate_reply(backend: Backend, req: GenRequest, who: Speaker, **kw: Any) -
 @dataclass
 class ReplyJob:
     """One reply of a batch: its request, speaker and what it must not repeat."""
+
     req: GenRequest
     who: Speaker
     recent: list[str] = field(default_factory=list)
     free_retry: bool = True
 
 
-def batch_replies(gen: Any, jobs: list[ReplyJob], cancel: threading.Event | None = None,
-                  rule: CopyRule = DEFAULT_RULE) -> list[ReplyResult]:
+def batch_replies(
+    gen: Any,
+    jobs: list[ReplyJob],
+    cancel: threading.Event | None = None,
+    rule: CopyRule = DEFAULT_RULE,
+) -> list[ReplyResult]:
     """Several replies decoded together (``engine.llm.batch.BatchGenerator``), each kept and
     retried as ``stream_reply`` keeps and retries one; the retries are batched too. Texts
     differ from streamed ones in the random draws and in one case: a reply that opens with
@@ -158,16 +184,24 @@ def batch_replies(gen: Any, jobs: list[ReplyJob], cancel: threading.Event | None
 
     def keep(i: int, r: Any) -> None:
         job, res = jobs[i], results[i]
-        text, confused = finish_reply(r.text, job.who.name, job.who.others, job.who.user_name, r.stopped)
+        text, confused = finish_reply(
+            r.text, job.who.name, job.who.others, job.who.user_name, r.stopped
+        )
         copied = bool(text) and rule.copies(text, job.recent, job.who.names)
         if not copied:
-            text, echoes = rule.drop_echoes(text, job.recent, job.who.echo_source(job.req), job.who.names)
+            text, echoes = rule.drop_echoes(
+                text, job.recent, job.who.echo_source(job.req), job.who.names
+            )
             res.echoes += echoes
             copied = echoes > 0 and not text  # nothing but echoes: a copy
         res.copies += copied
         res.text, res.confused = ("", False) if copied else (text.strip(), confused)
-        res.stats = GenStats(prompt_tokens=r.prompt_tokens, prefilled_tokens=res.stats.prefilled_tokens
-                             + r.prefilled_tokens, completion_tokens=r.completion_tokens, stopped=r.stopped)
+        res.stats = GenStats(
+            prompt_tokens=r.prompt_tokens,
+            prefilled_tokens=res.stats.prefilled_tokens + r.prefilled_tokens,
+            completion_tokens=r.completion_tokens,
+            stopped=r.stopped,
+        )
 
     for i, r in enumerate(gen.generate([j.req for j in jobs], cancel)):
         keep(i, r)

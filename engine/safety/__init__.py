@@ -36,8 +36,14 @@ from . import learned
 from .conversation import assess_recent
 from .gloss import language
 from .message import assess
-from .resources import (crisis_message, emergency_call, load_resources, localise_contact, localise_name,
-                        resources_for)
+from .resources import (
+    crisis_message,
+    emergency_call,
+    load_resources,
+    localise_contact,
+    localise_name,
+    resources_for,
+)
 from .result import CATEGORIES, CONCERN_AT, LEVELS, NO_RISK, URGENT_AT, SafetyResult
 from .screen import LEVEL_RANK, assess_rules, normalise
 
@@ -78,8 +84,10 @@ __all__ = [
 SCREENED_LANGUAGES = ("English", "German", "French")
 
 # Said wherever the app shows the crisis banner: what the screen can and cannot read.
-SCREENING_NOTE = ("Mascot screens messages for signs of crisis in English, German and French; "
-                  "in other languages it may miss them.")
+SCREENING_NOTE = (
+    "Mascot screens messages for signs of crisis in English, German and French; "
+    "in other languages it may miss them."
+)
 
 DISCLOSURE = (
     "Mascot's companions are AI, not people or therapists. Everything stays on this computer. "
@@ -91,16 +99,16 @@ DISCLOSURE = (
 DISCLOSURE_BY_LANG = {
     "en": DISCLOSURE,
     "de": "Die Begleitungen in Mascot sind KI, keine Menschen und keine Therapeuten. Alles bleibt auf "
-          "diesem Computer. In einer Krise wende dich an den örtlichen Notruf.",
+    "diesem Computer. In einer Krise wende dich an den örtlichen Notruf.",
     "fr": "Les compagnons de Mascot sont des IA, pas des personnes ni des thérapeutes. Tout reste sur cet "
-          "ordinateur. En cas de crise, contacte les services d'urgence.",
+    "ordinateur. En cas de crise, contacte les services d'urgence.",
 }
 SCREENING_NOTE_BY_LANG = {
     "en": SCREENING_NOTE,
     "de": "Mascot prüft Nachrichten auf Anzeichen einer Krise auf Englisch, Deutsch und Französisch; in "
-          "anderen Sprachen kann es sie übersehen.",
+    "anderen Sprachen kann es sie übersehen.",
     "fr": "Mascot repère les signes de crise dans les messages en anglais, en allemand et en français ; "
-          "dans d'autres langues, il peut les manquer.",
+    "dans d'autres langues, il peut les manquer.",
 }
 
 

@@ -16,7 +16,7 @@ from .message import assess
 from .result import CONCERN_AT, WEAK, SafetyResult
 from .screen import assess_rules
 
-WINDOW = 6          # user messages looked at, the newest included
+WINDOW = 6  # user messages looked at, the newest included
 
 
 def assess_recent(texts: list[str], *, learned: bool = True) -> SafetyResult:
@@ -34,9 +34,14 @@ def assess_recent(texts: list[str], *, learned: bool = True) -> SafetyResult:
     total = 1.0 - miss
     if len(weak) < 2 or total < CONCERN_AT:
         return newest
-    return SafetyResult(True, "suicide", "concern",
-                        f"{len(weak)} of the last {len(texts)} messages", round(total, 3),
-                        "conversation")
+    return SafetyResult(
+        True,
+        "suicide",
+        "concern",
+        f"{len(weak)} of the last {len(texts)} messages",
+        round(total, 3),
+        "conversation",
+    )
 
 
 def _signal(result: SafetyResult) -> float:

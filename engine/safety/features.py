@@ -25,9 +25,11 @@ DIM = 1 << 18
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _REPEAT = re.compile(r"(.)\1{2,}")
 # sentence ends, and the words people use to change the subject mid-message
-_CLAUSE = re.compile(r"(?:[.!?;:\n]+|\s[-\u2013\u2014]+\s|\b(?:anyway|anyways|btw|also|oh and|"
-                     r"but|egal|jedenfalls|ach und|aber|bref|sinon|mais|enfin|ah et)\b)",
-                     re.IGNORECASE)
+_CLAUSE = re.compile(
+    r"(?:[.!?;:\n]+|\s[-\u2013\u2014]+\s|\b(?:anyway|anyways|btw|also|oh and|"
+    r"but|egal|jedenfalls|ach und|aber|bref|sinon|mais|enfin|ah et)\b)",
+    re.IGNORECASE,
+)
 
 
 def fold(text: str) -> str:
@@ -52,7 +54,7 @@ def ngrams(text: str) -> np.ndarray:
         p = f" {w} "
         for n in (2, 3, 4, 5):
             for j in range(max(1, len(p) - n + 1)):
-                feats.add(_h(p[j:j + n]))
+                feats.add(_h(p[j : j + n]))
     return np.array(sorted(feats), dtype=np.int64)
 
 

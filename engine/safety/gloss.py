@@ -49,8 +49,10 @@ def table(lang: str) -> dict[str, str]:
         if word and word not in out:
             out[word] = english.strip()
     for word, english in list(out.items()):
-        for variant in (_plain(word), word.replace("ä", "ae").replace("ö", "oe").replace("ü", "ue")
-                        .replace("ß", "ss")):
+        for variant in (
+            _plain(word),
+            word.replace("ä", "ae").replace("ö", "oe").replace("ü", "ue").replace("ß", "ss"),
+        ):
             out.setdefault(variant, english)
     return out
 
@@ -61,10 +63,12 @@ def _lookup(word: str, lang: str, depth: int = 0) -> str | None:
         if w in t:
             return t[w]
     plain = _plain(word)
-    for suffix in (_DE_SUFFIXES if lang == "de" else _FR_SUFFIXES):
+    for suffix in _DE_SUFFIXES if lang == "de" else _FR_SUFFIXES:
         if len(plain) > len(suffix) + 3 and plain.endswith(suffix) and plain[: -len(suffix)] in t:
             return t[plain[: -len(suffix)]]
-    if lang == "de" and depth < 2 and len(plain) >= 8:  # a compound: Parkhaus|dach, Schlaf|tabletten
+    if (
+        lang == "de" and depth < 2 and len(plain) >= 8
+    ):  # a compound: Parkhaus|dach, Schlaf|tabletten
         for cut in range(len(plain) - 4, 3, -1):
             head, tail = plain[:cut], plain[cut:]
             for h in (head, head[:-1] if head.endswith("s") else None):  # Fugen-s: Lebens|ende
@@ -89,17 +93,21 @@ def gloss(text: str, lang: str) -> str:
 
 
 def language(text: str, dialect: bool = False) -> str:
-    """"de", "fr" or "en": the language whose function words (the rules' stopword lists) the
+    """ "de", "fr" or "en": the language whose function words (the rules' stopword lists) the
     message uses most, with a glossary's word forms counting half a point each for German and
     French (colloquial German shares "in", "im", "is" with English); English on a tie. With
     ``dialect``, German dialect words count for German too (the language a reply is written in;
     the learned layer's gloss keeps the guess it was fitted with)."""
     words = re.findall(r"[a-z]+", _plain(text).replace("'", " "))
-    score = {lang: float(sum(1 for w in words if w in function_words(t, dialect)))
-             for lang, t in (("en", rules_en), ("de", rules_de), ("fr", rules_fr))}
+    score = {
+        lang: float(sum(1 for w in words if w in function_words(t, dialect)))
+        for lang, t in (("en", rules_en), ("de", rules_de), ("fr", rules_fr))
+    }
     for lang in LANGS:
         t = table(lang)
-        score[lang] += 0.5 * sum(1 for w in words if len(w) > 3 and w in t and w not in rules_en.STOPWORDS)
+        score[lang] += 0.5 * sum(
+            1 for w in words if len(w) > 3 and w in t and w not in rules_en.STOPWORDS
+        )
     best = max(score, key=lambda k: (score[k], k == "en"))
     return best if score[best] else "en"
 

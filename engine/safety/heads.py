@@ -27,19 +27,19 @@ import numpy as np
 from . import features
 
 HEADS = ("risk", "high", "emer")
-JUMP_LANGS = ("en", "de", "fr")     # the order of ``lang_jump``
+JUMP_LANGS = ("en", "de", "fr")  # the order of ``lang_jump``
 
 
 @dataclass(frozen=True)
 class Heads:
-    emb_w: np.ndarray          # (3, 384)
-    emb_b: np.ndarray          # (3,)
-    emb_sd: np.ndarray         # (3,)
-    char_idx: np.ndarray       # (k,) sorted feature indices
-    char_w: np.ndarray         # (k, 3)
-    char_b: np.ndarray         # (3,)
-    char_sd: np.ndarray        # (3,)
-    thresholds: np.ndarray     # (4,) risk, high, emer, jump (learned.learned_level); (5,) + veto
+    emb_w: np.ndarray  # (3, 384)
+    emb_b: np.ndarray  # (3,)
+    emb_sd: np.ndarray  # (3,)
+    char_idx: np.ndarray  # (k,) sorted feature indices
+    char_w: np.ndarray  # (k, 3)
+    char_b: np.ndarray  # (3,)
+    char_sd: np.ndarray  # (3,)
+    thresholds: np.ndarray  # (4,) risk, high, emer, jump (learned.learned_level); (5,) + veto
     meta: dict
     # nearest neighbours: unit embeddings of the fitted emergency + urgent messages
     # and of the fitted level-none ones; ``high`` adds ``nn_scale`` times the difference of the
@@ -89,9 +89,10 @@ def nearest(pos: np.ndarray, neg: np.ndarray, vecs: np.ndarray, k: int) -> np.nd
     vecs = np.asarray(vecs, dtype=np.float32)
 
     def top(bank):
-        sims = vecs @ np.asarray(bank, dtype=np.float32).T      # no copy on the hot path
+        sims = vecs @ np.asarray(bank, dtype=np.float32).T  # no copy on the hot path
         k_ = min(k, sims.shape[1])
         return np.partition(sims, sims.shape[1] - k_, axis=1)[:, -k_:].mean(1)
+
     return top(pos) - top(neg)
 
 
@@ -101,29 +102,52 @@ def load(path: Path) -> Heads | None:
         return None
     try:
         with np.load(path, allow_pickle=False) as d:
-            h = Heads(*(np.asarray(d[k], dtype=np.float32 if k != "char_idx" else np.int64)
-                        for k in ("emb_w", "emb_b", "emb_sd", "char_idx", "char_w", "char_b",
-                                  "char_sd", "thresholds")),
-                      meta=json.loads(str(d["meta"])))
+            h = Heads(
+                *(
+                    np.asarray(d[k], dtype=np.float32 if k != "char_idx" else np.int64)
+                    for k in (
+                        "emb_w",
+                        "emb_b",
+                        "emb_sd",
+                        "char_idx",
+                        "char_w",
+                        "char_b",
+                        "char_sd",
+                        "thresholds",
+                    )
+                ),
+                meta=json.loads(str(d["meta"])),
+            )
             if "nn_pos" in d.files:
-                h = dataclasses.replace(h, nn_pos=np.asarray(d["nn_pos"], dtype=np.float32),
-                                        nn_neg=np.asarray(d["nn_neg"], dtype=np.float32),
-                                        nn_k=int(d["nn_k"]), nn_scale=float(d["nn_scale"]))
+                h = dataclasses.replace(
+                    h,
+                    nn_pos=np.asarray(d["nn_pos"], dtype=np.float32),
+                    nn_neg=np.asarray(d["nn_neg"], dtype=np.float32),
+                    nn_k=int(d["nn_k"]),
+                    nn_scale=float(d["nn_scale"]),
+                )
             if "ft_scale" in d.files:
                 h = dataclasses.replace(h, ft_scale=np.asarray(d["ft_scale"], dtype=np.float32))
             if "lang_jump" in d.files:
                 h = dataclasses.replace(h, lang_jump=np.asarray(d["lang_jump"], dtype=np.float32))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if h.emb_w.shape[0] != len(HEADS) or h.char_w.shape != (len(h.char_idx), len(HEADS)) \
-            or h.thresholds.shape not in ((4,), (5,)):
+    if (
+        h.emb_w.shape[0] != len(HEADS)
+        or h.char_w.shape != (len(h.char_idx), len(HEADS))
+        or h.thresholds.shape not in ((4,), (5,))
+    ):
         return None
     if h.ft_scale is not None and h.ft_scale.shape != (len(HEADS),):
         return None
     if h.lang_jump is not None and h.lang_jump.shape != (len(JUMP_LANGS),):
         return None
-    if h.nn_pos is not None and (h.nn_pos.shape[1:] != h.emb_w.shape[1:] or h.nn_neg.shape[1:] != h.emb_w.shape[1:]
-                                 or not len(h.nn_pos) or not len(h.nn_neg)):
+    if h.nn_pos is not None and (
+        h.nn_pos.shape[1:] != h.emb_w.shape[1:]
+        or h.nn_neg.shape[1:] != h.emb_w.shape[1:]
+        or not len(h.nn_pos)
+        or not len(h.nn_neg)
+    ):
         return None
     return h
 

@@ -43,7 +43,7 @@ from .screen import denied, everyday_purpose
 LEVEL_RANK = {lv: i for i, lv in enumerate(LEVELS)}
 
 EMBEDDER = "all-MiniLM-L6-v2"
-MAX_TOKENS = 256                 # the model's max_seq_length (sentence_bert_config.json)
+MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 # The heads were fitted on chat-length messages; on much longer text they drift (a neutral
 # sentence repeated many times scores as risky), so the rules judge it alone.
 MAX_LEARNED_TOKENS = 96
@@ -53,7 +53,7 @@ MIN_TUNED_WORDS = 7
 _lock = threading.Lock()
 
 
-BUNDLE_DIR = "minilm"            # the model folder's name inside the one-folder app (build.spec)
+BUNDLE_DIR = "minilm"  # the model folder's name inside the one-folder app (build.spec)
 
 
 def model_dir() -> Path | None:
@@ -95,6 +95,7 @@ def available() -> bool:
 # BERT uncased tokenizer (basic tokenisation + WordPiece), as in the model's tokenizer_config
 # ---------------------------------------------------------------------------------------------
 
+
 class Tokenizer:
     def __init__(self, vocab_file: Path):
         words = vocab_file.read_text(encoding="utf-8").split("\n")
@@ -112,8 +113,11 @@ class Tokenizer:
         out = []
         for ch in text:
             cp = ord(ch)
-            if cp == 0 or cp == 0xFFFD or (unicodedata.category(ch) in ("Cc", "Cf")
-                                            and ch not in "\t\n\r"):
+            if (
+                cp == 0
+                or cp == 0xFFFD
+                or (unicodedata.category(ch) in ("Cc", "Cf") and ch not in "\t\n\r")
+            ):
                 continue
             if 0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0xF900 <= cp <= 0xFAFF:
                 out.append(f" {ch} ")
@@ -123,8 +127,9 @@ class Tokenizer:
                 out.append(ch)
         tokens = []
         for word in "".join(out).lower().split():
-            word = "".join(c for c in unicodedata.normalize("NFD", word)
-                           if unicodedata.category(c) != "Mn")
+            word = "".join(
+                c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn"
+            )
             piece = ""
             for ch in word:
                 if self._is_punct(ch):
@@ -158,17 +163,18 @@ class Tokenizer:
 
     def encode(self, text: str) -> list[int]:
         ids = [i for w in self._basic(text) for i in self._wordpiece(w)]
-        return [self.cls] + ids[:MAX_TOKENS - 2] + [self.sep]
+        return [self.cls] + ids[: MAX_TOKENS - 2] + [self.sep]
 
 
 # ---------------------------------------------------------------------------------------------
 # The encoder (6 layers, 384 wide, 12 heads), mean pooling, L2 normalisation
 # ---------------------------------------------------------------------------------------------
 
+
 def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
     raw = np.memmap(path, dtype=np.uint8, mode="r")
     n = struct.unpack("<Q", bytes(raw[:8]))[0]
-    header = json.loads(bytes(raw[8:8 + n]))
+    header = json.loads(bytes(raw[8 : 8 + n]))
     base = 8 + n
     dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
     out = {}
@@ -176,16 +182,18 @@ def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
         if name == "__metadata__":
             continue
         a, b = meta["data_offsets"]
-        arr = np.frombuffer(raw[base + a:base + b], dtype=dtypes[meta["dtype"]])
+        arr = np.frombuffer(raw[base + a : base + b], dtype=dtypes[meta["dtype"]])
         out[name] = arr.reshape(meta["shape"])
     return out
 
 
 _ERF_P = np.float32(0.3275911)
-_ERF_A = tuple(np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429))
+_ERF_A = tuple(
+    np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+)
 
 
-GELU_BLOCK = 16384   # elements per block: the temporaries of one block stay in the core's cache
+GELU_BLOCK = 16384  # elements per block: the temporaries of one block stay in the core's cache
 
 
 def _gelu(h: np.ndarray) -> np.ndarray:
@@ -193,7 +201,7 @@ def _gelu(h: np.ndarray) -> np.ndarray:
     (faster than whole arrays, the same numbers)."""
     flat = h.reshape(-1)
     for i in range(0, flat.size, GELU_BLOCK):
-        _gelu_block(flat[i:i + GELU_BLOCK])
+        _gelu_block(flat[i : i + GELU_BLOCK])
     return h
 
 
@@ -204,16 +212,16 @@ def _gelu_block(h: np.ndarray) -> np.ndarray:
     u = a * np.float32(1 / math.sqrt(2.0))
     e = np.square(u)
     np.negative(e, out=e)
-    np.exp(e, out=e)                                   # exp(-u^2)
+    np.exp(e, out=e)  # exp(-u^2)
     u *= _ERF_P
     u += 1
-    np.reciprocal(u, out=u)                            # t
+    np.reciprocal(u, out=u)  # t
     p = u * _ERF_A[4]
     for c in reversed(_ERF_A[:4]):
         p += c
         p *= u
-    p *= e                                             # erfc(u)
-    np.subtract(1, p, out=p)                           # erf(u)
+    p *= e  # erfc(u)
+    np.subtract(1, p, out=p)  # erf(u)
     p *= a
     h += p
     h *= 0.5
@@ -235,7 +243,7 @@ class MiniLM:
 
     def __init__(self, folder: Path):
         self.tokenizer = Tokenizer(folder / "vocab.txt")
-        self.lora: list[tuple[np.ndarray, ...]] | None = None     # set on a tuned copy
+        self.lora: list[tuple[np.ndarray, ...]] | None = None  # set on a tuned copy
         w = _read_safetensors(folder / "model.safetensors")
         g = lambda k: np.asarray(w[k], dtype=np.float32)  # noqa: E731
         self.word = w["embeddings.word_embeddings.weight"]
@@ -245,18 +253,28 @@ class MiniLM:
         self.layers = []
         for i in range(6):
             p = f"encoder.layer.{i}."
-            qkv_w = np.concatenate([g(p + f"attention.self.{k}.weight") for k in
-                                    ("query", "key", "value")]).T.copy()
-            qkv_b = np.concatenate([g(p + f"attention.self.{k}.bias") for k in
-                                    ("query", "key", "value")])
-            self.layers.append((
-                qkv_w, qkv_b,
-                g(p + "attention.output.dense.weight").T.copy(), g(p + "attention.output.dense.bias"),
-                g(p + "attention.output.LayerNorm.weight"), g(p + "attention.output.LayerNorm.bias"),
-                g(p + "intermediate.dense.weight").T.copy(), g(p + "intermediate.dense.bias"),
-                g(p + "output.dense.weight").T.copy(), g(p + "output.dense.bias"),
-                g(p + "output.LayerNorm.weight"), g(p + "output.LayerNorm.bias"),
-            ))
+            qkv_w = np.concatenate(
+                [g(p + f"attention.self.{k}.weight") for k in ("query", "key", "value")]
+            ).T.copy()
+            qkv_b = np.concatenate(
+                [g(p + f"attention.self.{k}.bias") for k in ("query", "key", "value")]
+            )
+            self.layers.append(
+                (
+                    qkv_w,
+                    qkv_b,
+                    g(p + "attention.output.dense.weight").T.copy(),
+                    g(p + "attention.output.dense.bias"),
+                    g(p + "attention.output.LayerNorm.weight"),
+                    g(p + "attention.output.LayerNorm.bias"),
+                    g(p + "intermediate.dense.weight").T.copy(),
+                    g(p + "intermediate.dense.bias"),
+                    g(p + "output.dense.weight").T.copy(),
+                    g(p + "output.dense.bias"),
+                    g(p + "output.LayerNorm.weight"),
+                    g(p + "output.LayerNorm.bias"),
+                )
+            )
 
     def tuned(self, adapters: dict[str, np.ndarray]) -> "MiniLM":
         """A copy that applies the LoRA adapters of scripts/safety/tune_encoder.py (the base
@@ -265,20 +283,27 @@ class MiniLM:
         out.__dict__.update(self.__dict__)
         scale = np.float32(adapters["scale"])
 
-        def ab(i, mod):                          # x @ A.T @ B.T * scale, as two small products
+        def ab(i, mod):  # x @ A.T @ B.T * scale, as two small products
             a = np.asarray(adapters[f"l{i}.{mod}.A"], dtype=np.float32)
             b = np.asarray(adapters[f"l{i}.{mod}.B"], dtype=np.float32)
             return np.ascontiguousarray(a.T), np.ascontiguousarray(b.T * scale)
+
         out.lora = []
         for i in range(len(self.layers)):
             qkv = [ab(i, f"attention.self.{k}") for k in ("query", "key", "value")]
             r = qkv[0][0].shape[1]
-            b_qkv = np.zeros((3 * r, 3 * 384), dtype=np.float32)     # block-diagonal
+            b_qkv = np.zeros((3 * r, 3 * 384), dtype=np.float32)  # block-diagonal
             for j, (_, b) in enumerate(qkv):
-                b_qkv[j * r:(j + 1) * r, j * 384:(j + 1) * 384] = b
-            out.lora.append((np.concatenate([a for a, _ in qkv], axis=1), b_qkv,
-                             *ab(i, "attention.output.dense"), *ab(i, "intermediate.dense"),
-                             *ab(i, "output.dense")))
+                b_qkv[j * r : (j + 1) * r, j * 384 : (j + 1) * 384] = b
+            out.lora.append(
+                (
+                    np.concatenate([a for a, _ in qkv], axis=1),
+                    b_qkv,
+                    *ab(i, "attention.output.dense"),
+                    *ab(i, "intermediate.dense"),
+                    *ab(i, "output.dense"),
+                )
+            )
         return out
 
     def embed_ids(self, ids: list[int]) -> np.ndarray:
@@ -304,28 +329,47 @@ class MiniLM:
             at += len(s)
         lora = self.lora
         first = len(seqs) if lora is None else (lora_from or 0)
-        t0 = spans[first][0] if first < len(seqs) else at             # first adapted row
-        x = np.concatenate([np.asarray(self.word[s], dtype=np.float32) + self.pos[:len(s)]
-                            for s in seqs]) + self.type0
+        t0 = spans[first][0] if first < len(seqs) else at  # first adapted row
+        x = (
+            np.concatenate(
+                [np.asarray(self.word[s], dtype=np.float32) + self.pos[: len(s)] for s in seqs]
+            )
+            + self.type0
+        )
         x = _layer_norm(x, *self.ln0)
         ctx = np.empty_like(x)
         scale = np.float32(1 / math.sqrt(32.0))
 
-        def dense(v, w, bias, a, b):          # v @ w + bias; rows from t0 on also get v @ a @ b
+        def dense(v, w, bias, a, b):  # v @ w + bias; rows from t0 on also get v @ a @ b
             out = v @ w
             if a is not None:
                 out[t0:] += (v[t0:] @ a) @ b
             out += bias
             return out
-        for li, (qkv_w, qkv_b, o_w, o_b, ln1_w, ln1_b, i_w, i_b, f_w, f_b, ln2_w, ln2_b) \
-                in enumerate(self.layers):
+
+        for li, (
+            qkv_w,
+            qkv_b,
+            o_w,
+            o_b,
+            ln1_w,
+            ln1_b,
+            i_w,
+            i_b,
+            f_w,
+            f_b,
+            ln2_w,
+            ln2_b,
+        ) in enumerate(self.layers):
             d = lora[li] if t0 < at else (None,) * 8
-            qkv = dense(x, qkv_w, qkv_b, d[0], d[1])                  # (tokens, 3*384)
+            qkv = dense(x, qkv_w, qkv_b, d[0], d[1])  # (tokens, 3*384)
             for a, b in spans:
                 n = b - a
-                q, k, v = (qkv[a:b, j * 384:(j + 1) * 384].reshape(n, 12, 32).transpose(1, 0, 2)
-                           for j in range(3))
-                att = q @ k.transpose(0, 2, 1)                        # (12, n, n)
+                q, k, v = (
+                    qkv[a:b, j * 384 : (j + 1) * 384].reshape(n, 12, 32).transpose(1, 0, 2)
+                    for j in range(3)
+                )
+                att = q @ k.transpose(0, 2, 1)  # (12, n, n)
                 att *= scale
                 att -= att.max(-1, keepdims=True)
                 np.exp(att, out=att)
@@ -380,7 +424,7 @@ class BlasLimit:
 
 @lru_cache(maxsize=1)
 def _blas_controller():
-    try:                              # without threadpoolctl BLAS keeps its own thread count
+    try:  # without threadpoolctl BLAS keeps its own thread count
         from threadpoolctl import ThreadpoolController
     except ImportError:
         return None
@@ -418,7 +462,10 @@ def load_tuned(path: Path) -> tuple[MiniLM, np.ndarray, np.ndarray] | None:
     try:
         with np.load(path, allow_pickle=False) as d:
             adapters = {k: d[k] for k in d.files if k.startswith("l") or k == "scale"}
-            w, b = np.asarray(d["head_w"], dtype=np.float32), np.asarray(d["head_b"], dtype=np.float32)
+            w, b = (
+                np.asarray(d["head_w"], dtype=np.float32),
+                np.asarray(d["head_b"], dtype=np.float32),
+            )
         model = base.tuned(adapters)
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -443,7 +490,7 @@ def scores(text: str) -> dict[str, float] | None:
     if heads is None:
         return None
     parts = heads_mod.texts_to_score(text)
-    with _lock:                                      # one encoder, shared by worker threads
+    with _lock:  # one encoder, shared by worker threads
         model = encoder()
         if model is None:
             return None
@@ -453,22 +500,22 @@ def scores(text: str) -> dict[str, float] | None:
         t = None
         if heads.ft_scale is not None and reads_tuned(text):
             t = tuned()
-            if t is None:                            # its thresholds assume the tuned scores
+            if t is None:  # its thresholds assume the tuned scores
                 return None
         rows = sum(map(len, ids)) + (len(ids[0]) if t is not None else 0)
         ft = None
         with BlasLimit(blas_threads(rows)):
             if t is not None:
-                tmodel, w, b = t                     # one stack: the parts, then the whole again
+                tmodel, w, b = t  # one stack: the parts, then the whole again
                 # the last text (the whole message again) read with the adapters
                 vecs = tmodel.embed_ids_many(ids + ids[:1], lora_from=len(ids))
                 ft = w @ vecs[-1] + b
             else:
-                vecs = model.embed_ids_many(ids)     # the message and its clauses in one stack
-            near = heads.knn(vecs[0])                # the whole message's nearest fitted messages
+                vecs = model.embed_ids_many(ids)  # the message and its clauses in one stack
+            near = heads.knn(vecs[0])  # the whole message's nearest fitted messages
     z = np.max([heads.score(t, v) for t, v in zip(parts, vecs)], axis=0)
     z[1] += heads.nn_scale * near
-    if ft is not None:                               # the fine-tuned encoder on the whole message
+    if ft is not None:  # the fine-tuned encoder on the whole message
         z += heads.ft_scale * ft
     return {h: float(z[i]) for i, h in enumerate(heads_mod.HEADS)}
 
@@ -481,8 +528,13 @@ def encoder_text(text: str, heads: heads_mod.Heads) -> str:
     return text
 
 
-def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str,
-                  purpose: bool = False, lang: str = "en") -> str:
+def learned_level(
+    z: dict[str, float],
+    heads: heads_mod.Heads,
+    rules_level: str,
+    purpose: bool = False,
+    lang: str = "en",
+) -> str:
     """The level the heads give a message the rules rated ``rules_level``: urgent needs ``high``
     (and the stricter ``jump`` when the rules saw nothing, which a stated harmless ``purpose``
     rules out); a message that is then urgent, by the rules or by ``high``, is an emergency when
@@ -491,8 +543,9 @@ def learned_level(z: dict[str, float], heads: heads_mod.Heads, rules_level: str,
     t_risk, t_high, t_emer = heads.thresholds.tolist()[:3]
     t_jump = heads.jump(lang)
     flagged = rules_level != "none"
-    if (z["high"] >= t_high and (flagged or (z["high"] >= t_jump and not purpose))) \
-            or rules_level == "urgent":
+    if (
+        z["high"] >= t_high and (flagged or (z["high"] >= t_jump and not purpose))
+    ) or rules_level == "urgent":
         return "emergency" if z["emer"] >= t_emer else "urgent"
     return "concern" if z["risk"] >= t_risk and (flagged or not purpose) else "none"
 
@@ -505,21 +558,41 @@ def combine(text: str, result: SafetyResult) -> SafetyResult:
     if z is None:
         return result
     lang = language(text)
-    purpose = result.level == "none" and (z["high"] >= heads.jump(lang) or z["risk"] >= heads.thresholds[0]) \
+    purpose = (
+        result.level == "none"
+        and (z["high"] >= heads.jump(lang) or z["risk"] >= heads.thresholds[0])
         and everyday_purpose(text)
+    )
     level = learned_level(z, heads, result.level, purpose, lang)
-    if LEVEL_RANK[level] > LEVEL_RANK["concern"] and result.level in ("none", "concern") and denied(text):
-        level = "concern"          # "I'm not going to kill myself": a check-in at most
-    if result.level == "concern" and result.category == "suicide" and level == "none" \
-            and len(heads.thresholds) > 4 and z["risk"] < heads.thresholds[4]:
+    if (
+        LEVEL_RANK[level] > LEVEL_RANK["concern"]
+        and result.level in ("none", "concern")
+        and denied(text)
+    ):
+        level = "concern"  # "I'm not going to kill myself": a check-in at most
+    if (
+        result.level == "concern"
+        and result.category == "suicide"
+        and level == "none"
+        and len(heads.thresholds) > 4
+        and z["risk"] < heads.thresholds[4]
+    ):
         # the veto: the rules' suicide concern on an idiom or a story (abuse, self-harm kept)
         # a weak signal still, for the conversation-level screen, as an earlier flagged message
-        return SafetyResult(False, None, "none", result.evidence, min(result.score, WEAK + 0.1), "learned")
+        return SafetyResult(
+            False, None, "none", result.evidence, min(result.score, WEAK + 0.1), "learned"
+        )
     if LEVEL_RANK[level] <= LEVEL_RANK[result.level]:
         return result
     floor = {"concern": CONCERN_AT, "urgent": URGENT_AT, "emergency": 1.0}[level]
-    return SafetyResult(True, result.category or "suicide", level,
-                        result.evidence or _snippet(text), max(result.score, floor), "learned")
+    return SafetyResult(
+        True,
+        result.category or "suicide",
+        level,
+        result.evidence or _snippet(text),
+        max(result.score, floor),
+        "learned",
+    )
 
 
 def _snippet(text: str) -> str:

@@ -12,11 +12,12 @@ def assess(text: str, *, learned: bool = True, _shortcut: bool = True) -> Safety
     result = assess_rules(text, _shortcut=_shortcut)
     if result.risk:
         result = _with_source(result, "rules")
-    if not learned or not text or not text.strip() or result.emergency:   # nothing to raise
+    if not learned or not text or not text.strip() or result.emergency:  # nothing to raise
         return result
     return learned_layer.combine(text, result)
 
 
 def _with_source(result: SafetyResult, source: str) -> SafetyResult:
-    return SafetyResult(result.risk, result.category, result.level, result.evidence,
-                        result.score, source)
+    return SafetyResult(
+        result.risk, result.category, result.level, result.evidence, result.score, source
+    )

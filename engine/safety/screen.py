@@ -13,25 +13,78 @@ from functools import lru_cache
 from ..paths import assets_dir
 from . import rules_de, rules_en, rules_fr
 from .result import CATEGORIES, CONCERN_AT, NO_RISK, URGENT_AT, SafetyResult
-from .rules_en import (APOSTROPHE_RES, FILLER_PHRASES, FILLERS, FUZZY_WORDS, KEY_WORDS, PHRASE_RES,
-                       TOKEN_MAP)
+from .rules_en import (
+    APOSTROPHE_RES,
+    FILLER_PHRASES,
+    FILLERS,
+    FUZZY_WORDS,
+    KEY_WORDS,
+    PHRASE_RES,
+    TOKEN_MAP,
+)
 
 # ---------------------------------------------------------------------------------------------
 # 1. Normalisation tables
 # ---------------------------------------------------------------------------------------------
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
-_LOOKALIKES = str.maketrans({
-    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j",
-    "ѕ": "s", "к": "k", "м": "m", "т": "t", "н": "h", "в": "b", "ԁ": "d", "ӏ": "l",
-    "α": "a", "ε": "e", "ι": "i", "ο": "o", "κ": "k", "ν": "v", "τ": "t", "υ": "u", "ρ": "p",
-    "‘": "'", "’": "'", "ʼ": "'", "`": "'", "´": "'", "′": "'",
-    "“": '"', "”": '"', "–": "-", "—": " , ", "…": " ",
-})
-_LEET = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s",
-         "!": "i", "|": "i"}
-_NOT_LEET = re.compile(r"^\d+(?:st|nd|rd|th|s|am|pm|k|m|km|kms|kg|lb|lbs|yo|h|hr|hrs|min|mins"
-                       r"|x|d|mg|ml|g|ft|in|cm|mm|gb|mb|p|hz|v|w)$")
+_LOOKALIKES = str.maketrans(
+    {
+        "а": "a",
+        "е": "e",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "у": "y",
+        "х": "x",
+        "і": "i",
+        "ј": "j",
+        "ѕ": "s",
+        "к": "k",
+        "м": "m",
+        "т": "t",
+        "н": "h",
+        "в": "b",
+        "ԁ": "d",
+        "ӏ": "l",
+        "α": "a",
+        "ε": "e",
+        "ι": "i",
+        "ο": "o",
+        "κ": "k",
+        "ν": "v",
+        "τ": "t",
+        "υ": "u",
+        "ρ": "p",
+        "‘": "'",
+        "’": "'",
+        "ʼ": "'",
+        "`": "'",
+        "´": "'",
+        "′": "'",
+        "“": '"',
+        "”": '"',
+        "–": "-",
+        "—": " , ",
+        "…": " ",
+    }
+)
+_LEET = {
+    "0": "o",
+    "1": "i",
+    "3": "e",
+    "4": "a",
+    "5": "s",
+    "7": "t",
+    "@": "a",
+    "$": "s",
+    "!": "i",
+    "|": "i",
+}
+_NOT_LEET = re.compile(
+    r"^\d+(?:st|nd|rd|th|s|am|pm|k|m|km|kms|kg|lb|lbs|yo|h|hr|hrs|min|mins"
+    r"|x|d|mg|ml|g|ft|in|cm|mm|gb|mb|p|hz|v|w)$"
+)
 
 _FUZZY_BY_LEN: dict[int, list[str]] = {}
 for _w in FUZZY_WORDS:
@@ -45,19 +98,23 @@ def _edit1(a: str, b: str) -> bool:
     if abs(la - lb) > 1:
         return False
     if a[0] != b[0] and a[1] != b[1] and a[0] != b[1] and a[1] != b[0]:
-        return False                                       # cheap reject: start differs twice
+        return False  # cheap reject: start differs twice
     if la == lb:
         diff = [i for i in range(la) if a[i] != b[i]]
         if len(diff) <= 1:
             return True
-        return (len(diff) == 2 and diff[1] == diff[0] + 1
-                and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
     if la > lb:
         a, b = b, a
     i = 0
     while i < len(a) and a[i] == b[i]:
         i += 1
-    return a[i:] == b[i + 1:]
+    return a[i:] == b[i + 1 :]
 
 
 def _elongation_candidates(tok: str):
@@ -66,7 +123,7 @@ def _elongation_candidates(tok: str):
     yield re.sub(r"(.)\1+", r"\1", two)
     # collapse one doubled run at a time ("killl" -> "kill", "diiee" -> "die")
     for m in re.finditer(r"(.)\1", two):
-        yield two[:m.start()] + two[m.start() + 1:]
+        yield two[: m.start()] + two[m.start() + 1 :]
 
 
 def medicines_path():
@@ -96,7 +153,7 @@ def _medicine(tok: str, pills: str, word: str) -> str | None:
 @lru_cache(maxsize=8192)
 def _canon_token(tok: str) -> str:
     """One token -> its canonical form (may become several words, e.g. "im" -> "i am")."""
-    if "*" in tok:                                         # censored: "k*ll", "s*icide"
+    if "*" in tok:  # censored: "k*ll", "s*icide"
         rx = re.compile("^" + re.escape(tok).replace(r"\*", "[a-z]{1,2}") + "$")
         hit = next((w for w in sorted(KEY_WORDS) if rx.match(w)), None)
         tok = hit if hit else tok.replace("*", "")
@@ -107,7 +164,7 @@ def _canon_token(tok: str) -> str:
     med = _medicine(tok, rules_en.PILLS, "medication")
     if med:
         return med
-    if re.search(r"(.)\1\1", tok):                        # "dieeee", "myselfff", "killlll"
+    if re.search(r"(.)\1\1", tok):  # "dieeee", "myselfff", "killlll"
         for cand in _elongation_candidates(tok):
             if cand in KEY_WORDS:
                 return TOKEN_MAP.get(cand, cand)
@@ -127,7 +184,7 @@ def _deleet(tok: str) -> str:
     first = "".join(_LEET.get(c, c) for c in core)
     if _canon_token(first) != first or first in KEY_WORDS:
         return first
-    alt = "".join("l" if c == "1" else _LEET.get(c, c) for c in core)   # "ki11" -> "kill"
+    alt = "".join("l" if c == "1" else _LEET.get(c, c) for c in core)  # "ki11" -> "kill"
     if alt in KEY_WORDS or _canon_token(alt) != alt:
         return alt
     return first
@@ -139,7 +196,7 @@ _SPACED = re.compile(r"(?<![a-z0-9@$])(?:[a-z0-9@$][ .\-_*~]{1,2}){2,}[a-z0-9@$]
 def _join_spaced(m: re.Match) -> str:
     word = re.sub(r"[ .\-_*~]", "", m.group(0))
     if word.startswith("i") and _canon_token(_deleet(word[1:])) in KEY_WORDS:
-        return "i " + word[1:]                             # "i k i l l myself"
+        return "i " + word[1:]  # "i k i l l myself"
     return word
 
 
@@ -184,12 +241,12 @@ def _strip_fillers(text: str) -> str:
 #                 "emergency", and hyperbole markers do not lower it
 # ---------------------------------------------------------------------------------------------
 
-THIRD_PERSON = 0.45      # "my friend wants to die", "the character commits suicide"
-REPORTED = 0.45          # "they told me to kill myself" (the words are someone else's)
-PAST = 0.6               # "I used to cut"
-HYPERBOLE_CAP = 0.79     # "... makes me want to die lol": never urgent ...
+THIRD_PERSON = 0.45  # "my friend wants to die", "the character commits suicide"
+REPORTED = 0.45  # "they told me to kill myself" (the words are someone else's)
+PAST = 0.6  # "I used to cut"
+HYPERBOLE_CAP = 0.79  # "... makes me want to die lol": never urgent ...
 HYPERBOLE_FACTOR = 0.75  # ... and a little lighter
-EMERGENCY_SCORE = 0.95   # behaviour in progress ("I took the whole bottle an hour ago")
+EMERGENCY_SCORE = 0.95  # behaviour in progress ("I took the whole bottle an hour ago")
 
 # ---------------------------------------------------------------------------------------------
 # 4. Speed: each pattern is tried only when the message has one of its "anchor" words
@@ -200,15 +257,47 @@ EMERGENCY_SCORE = 0.95   # behaviour in progress ("I took the whole bottle an ho
 # no such set can be proven the pattern always runs (anchors = None). tests/test_safety.py checks
 # that the result is the same with and without this shortcut.
 
-try:                                                        # Python >= 3.11
-    from re import _constants as _sre_c, _parser as _sre_p
-except ImportError:                                         # pragma: no cover - Python 3.10
+try:  # Python >= 3.11
+    from re import _constants as _sre_c
+    from re import _parser as _sre_p
+except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_c  # type: ignore[no-redef]
     import sre_parse as _sre_p  # type: ignore[no-redef]
 
-_COMMON_KEYS = frozenset({"i", "a", "to", "my", "me", "am", "is", "the", "and", "not", "do",
-                          "be", "you", "want", "goin", "will", "of", "in", "on", "it", "he",
-                          "she", "the", "have", "that", "this", "for", "no", "so", "at"})
+_COMMON_KEYS = frozenset(
+    {
+        "i",
+        "a",
+        "to",
+        "my",
+        "me",
+        "am",
+        "is",
+        "the",
+        "and",
+        "not",
+        "do",
+        "be",
+        "you",
+        "want",
+        "goin",
+        "will",
+        "of",
+        "in",
+        "on",
+        "it",
+        "he",
+        "she",
+        "the",
+        "have",
+        "that",
+        "this",
+        "for",
+        "no",
+        "so",
+        "at",
+    }
+)
 
 
 def _anchor_seq(items, at_start: bool) -> frozenset | None:
@@ -239,7 +328,7 @@ def _anchor_seq(items, at_start: bool) -> frozenset | None:
             continue
         if op in (_sre_c.ASSERT, _sre_c.ASSERT_NOT):
             flush()
-            continue                                  # consumes nothing; keep next_start
+            continue  # consumes nothing; keep next_start
         if op is _sre_c.BRANCH and word and word_at_start and len(word) < 4:
             # the parser factors "giving|gave" into "g(?:iving|ave)": extend the prefix per branch
             candidates.append(frozenset((word + _leading(b))[:4] for b in av[1]))
@@ -258,7 +347,7 @@ def _anchor_seq(items, at_start: bool) -> frozenset | None:
         elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
             if av[0] >= 1:
                 found = _anchor_seq(av[2], next_start)
-            else:                     # optional "(?:a )?": a word still starts if it ends in " "
+            else:  # optional "(?:a )?": a word still starts if it ends in " "
                 ends_at_start = ends_at_start and next_start
         if found is not None:
             candidates.append(found)
@@ -266,8 +355,10 @@ def _anchor_seq(items, at_start: bool) -> frozenset | None:
     flush()
     if not candidates:
         return None
-    return min(candidates, key=lambda c: sum(50 if k in _COMMON_KEYS else 20 if len(k) < 3
-                                             else 1 for k in c))
+    return min(
+        candidates,
+        key=lambda c: sum(50 if k in _COMMON_KEYS else 20 if len(k) < 3 else 1 for k in c),
+    )
 
 
 def _ends_with_space(items) -> bool:
@@ -327,7 +418,7 @@ def _keyed(pattern: str) -> str:
         elif c == ")":
             depth -= 1
         elif depth == 0 and c == "|":
-            return pattern                  # a top-level alternative: leave the row as written
+            return pattern  # a top-level alternative: leave the row as written
         elif depth == 0 and cut is None and pattern.startswith(".*?", i):
             cut = i + 3
         i += 1
@@ -343,8 +434,10 @@ def _span(m: re.Match) -> tuple[int, int]:
 def _compiled(table):
     """Compile one language's tables once, on first use (keeps ``import engine.safety`` cheap)."""
     idioms = [(re.compile(p), _anchors(p)) for p in table.IDIOMS]
-    rules = {cat: [(w, re.compile(_keyed(p)), flags, _anchors(p)) for w, p, flags in rows]
-             for cat, rows in table.RULES.items()}
+    rules = {
+        cat: [(w, re.compile(_keyed(p)), flags, _anchors(p)) for w, p, flags in rows]
+        for cat, rows in table.RULES.items()
+    }
     boosters = {cat: [(w, re.compile(p)) for w, p in rows] for cat, rows in table.BOOSTERS.items()}
     return idioms, rules, boosters
 
@@ -358,13 +451,13 @@ _PRIORITY = {c: i for i, c in enumerate(CATEGORIES)}
 
 def _clause_prefix(text: str, start: int) -> str:
     cut = text.rfind("|", 0, start)
-    return text[cut + 1:start].lstrip()
+    return text[cut + 1 : start].lstrip()
 
 
 def _clause_around(text: str, start: int, end: int) -> str:
     left = text.rfind("|", 0, start)
     right = text.find("|", end)
-    return text[left + 1:right if right >= 0 else len(text)]
+    return text[left + 1 : right if right >= 0 else len(text)]
 
 
 def _someone_else(prefix: str, table) -> bool:
@@ -383,11 +476,11 @@ def _weigh(text: str, weight: float, m: re.Match, flags: str, category: str, tab
     if "n" not in flags and table.NEGATION_TAIL.search(" " + prefix if prefix else " "):
         return 0.0
     if ("s" in flags or "f" in flags or "t" in flags) and _someone_else(prefix, table):
-        if "f" in flags:                                  # "my mum is going to kill me"
+        if "f" in flags:  # "my mum is going to kill me"
             return 0.0
         weight = min(weight, THIRD_PERSON)
     if "t" in flags and table.MEDIA.search(_clause_around(text, start, end)):
-        return 0.0                                        # a novel, the news, a class, research
+        return 0.0  # a novel, the news, a class, research
     if category in ("suicide", "self_harm") and table.REPORTED_TAIL.search(prefix):
         weight = min(weight, REPORTED)
     clause = _clause_around(text, start, end)
@@ -419,8 +512,9 @@ def _read(text: str, table) -> str:
     return normalise(text) if table is rules_en else normalise_light(text, table)
 
 
-def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
-            joke: bool = False) -> SafetyResult:
+def _screen(
+    norm: str, table, hyperbole: bool, serious: bool, shortcut: bool, joke: bool = False
+) -> SafetyResult:
     """Score one normalised message against one language's tables; ``joke``: the message is a
     method joke about an everyday annoyance, whose method phrase is then no suicide hit (other
     hits in the message still count)."""
@@ -440,11 +534,12 @@ def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
                 w = _weigh(norm, weight, m, flags, category, table)
                 if w > 0:
                     start, end = _span(m)
-                    found.append((w, start, end, norm[start:end].strip(),
-                                  "e" in flags and w >= weight))
+                    found.append(
+                        (w, start, end, norm[start:end].strip(), "e" in flags and w >= weight)
+                    )
         if not found:
             continue
-        hits: list[tuple[float, str]] = []            # overlapping hits count once (the heaviest)
+        hits: list[tuple[float, str]] = []  # overlapping hits count once (the heaviest)
         taken: list[tuple[int, int]] = []
         if jokes and category == "suicide" and not any(h[4] for h in found):
             found = [h for h in found if all(h[2] <= a or h[1] >= b for a, b in jokes)]
@@ -467,8 +562,10 @@ def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
         if hyperbole and not serious and not emergency:
             score = min(score * HYPERBOLE_FACTOR, HYPERBOLE_CAP)
         if emergency:
-            level, evidence = "emergency", next(h[3] for h in sorted(found, key=lambda h: -h[0])
-                                                if h[4])
+            level, evidence = (
+                "emergency",
+                next(h[3] for h in sorted(found, key=lambda h: -h[0]) if h[4]),
+            )
             score = max(score, EMERGENCY_SCORE)
         else:
             evidence = max(hits, key=lambda h: h[0])[1]
@@ -481,7 +578,7 @@ def _screen(norm: str, table, hyperbole: bool, serious: bool, shortcut: bool,
     _, score, _, category, evidence = best
     if score < CONCERN_AT:
         return SafetyResult(False, None, "none", "", score)
-    level = ("emergency" if best[0] == 3 else "urgent" if score >= URGENT_AT else "concern")
+    level = "emergency" if best[0] == 3 else "urgent" if score >= URGENT_AT else "concern"
     return SafetyResult(True, category, level, evidence, score)
 
 
@@ -496,8 +593,12 @@ def assess_rules(text: str, *, _shortcut: bool = True) -> SafetyResult:
         hyperbole = raw_hyperbole or bool(table.HYPERBOLE.search(norm))
         serious = bool(table.SERIOUS.search(norm))
         norm = _strip(norm, table)
-        joke = (not serious and bool(table.JOKE_METHOD.search(norm)) and bool(table.JOKE_TRIVIAL.search(norm))
-                and (hyperbole or bool(table.JOKE_IF.search(norm))))
+        joke = (
+            not serious
+            and bool(table.JOKE_METHOD.search(norm))
+            and bool(table.JOKE_TRIVIAL.search(norm))
+            and (hyperbole or bool(table.JOKE_IF.search(norm)))
+        )
         result = _screen(norm, table, hyperbole, serious, _shortcut, joke)
         if (LEVEL_RANK[result.level], result.score) > (LEVEL_RANK[best.level], best.score):
             best = result
@@ -538,8 +639,9 @@ def denied(text: str) -> bool:
                     continue
                 for m in rx.finditer(norm):
                     prefix = _clause_prefix(norm, _span(m)[0])
-                    if table.NEGATION_TAIL.search(" " + prefix if prefix else " ") \
-                            and any(tok in table.FIRST for tok in prefix.split()):  # the user's own
+                    if table.NEGATION_TAIL.search(" " + prefix if prefix else " ") and any(
+                        tok in table.FIRST for tok in prefix.split()
+                    ):  # the user's own
                         return True
     return False
 
@@ -572,6 +674,7 @@ def _languages(text: str) -> list:
 # 5. Light normalisation for German and French (fold, elisions, chat spellings, typos)
 # ---------------------------------------------------------------------------------------------
 
+
 @lru_cache(maxsize=None)
 def _light_compiled(table):
     fuzzy: dict[int, list[str]] = {}
@@ -593,7 +696,7 @@ def _canon_light(tok: str, table) -> str:
     med = _medicine(tok, table.PILLS, table.MEDICINE_WORD)
     if med:
         return med
-    if re.search(r"(.)\1\1", tok):                        # "sterbeeeen" -> "sterben"
+    if re.search(r"(.)\1\1", tok):  # "sterbeeeen" -> "sterben"
         tok = re.sub(r"(.)\1{2,}", r"\1", tok)
         if tok in table.TOKEN_MAP:
             return table.TOKEN_MAP[tok]

@@ -50,14 +50,16 @@ def default_path() -> Path:
 # test set only, never fitted or tuned on. docs/safety.md, "The labelled sets", says which screen
 # each was kept outside for.
 BLIND_SETS = tuple(f"blind{n}" for n in range(2, 20))
-SPLITS = ("train", "dev", "dev2", "holdout") + BLIND_SETS    # blind*: their own files
-FITTED = ("train", "dev", "dev2")           # what the learned layer is fitted on
+SPLITS = ("train", "dev", "dev2", "holdout") + BLIND_SETS  # blind*: their own files
+FITTED = ("train", "dev", "dev2")  # what the learned layer is fitted on
 
 
 def blind_path(name: str) -> Path:
     """The file of one blind set (one of ``BLIND_SETS``)."""
     if name not in BLIND_SETS:
-        raise MascotError(f"There is no blind set {name!r}; the blind sets are {', '.join(BLIND_SETS)}.")
+        raise MascotError(
+            f"There is no blind set {name!r}; the blind sets are {', '.join(BLIND_SETS)}."
+        )
     return assets_dir() / "safety" / f"{name}.jsonl"
 
 
@@ -76,12 +78,12 @@ def load(path: Path | None = None) -> tuple[Exemplar, ...]:
         try:
             d = json.loads(line)
             level = d.get("level") or _LEVEL_OF.get(d["category"], "none")
-            ex = Exemplar(d["text"], d["lang"], d["category"], level, d["split"],
-                          d.get("source", "v1"))
+            ex = Exemplar(
+                d["text"], d["lang"], d["category"], level, d["split"], d.get("source", "v1")
+            )
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise MascotError(f"{path} line {n} is not a valid exemplar ({e}).") from None
-        if ex.category not in CATEGORIES or ex.split not in SPLITS \
-                or ex.level not in RANK:
+        if ex.category not in CATEGORIES or ex.split not in SPLITS or ex.level not in RANK:
             raise MascotError(f"{path} line {n}: unknown category, level or split.")
         rows.append(ex)
     return tuple(rows)
@@ -97,16 +99,21 @@ def split(name: str, path: Path | None = None) -> list[Exemplar]:
 @dataclass
 class Scores:
     """Per (category, language): how many messages, and how many reached each level."""
-    counts: Counter
-    levels: Counter            # (category, lang, level) -> n
-    confusion: Counter         # (expected level, predicted level) -> n
 
-    def rate(self, categories: tuple[str, ...], at_least: str,
-             langs: tuple[str, ...] = LANGS) -> tuple[int, int]:
+    counts: Counter
+    levels: Counter  # (category, lang, level) -> n
+    confusion: Counter  # (expected level, predicted level) -> n
+
+    def rate(
+        self, categories: tuple[str, ...], at_least: str, langs: tuple[str, ...] = LANGS
+    ) -> tuple[int, int]:
         """(hits, total): messages of ``categories`` whose level is at least ``at_least``."""
         total = sum(self.counts[(c, lg)] for c in categories for lg in langs)
-        hits = sum(n for (c, lg, lv), n in self.levels.items()
-                   if c in categories and lg in langs and RANK[lv] >= RANK[at_least])
+        hits = sum(
+            n
+            for (c, lg, lv), n in self.levels.items()
+            if c in categories and lg in langs and RANK[lv] >= RANK[at_least]
+        )
         return hits, total
 
 

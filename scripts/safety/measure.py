@@ -35,20 +35,36 @@ def table(scores: ex.Scores) -> str:
     langs = ex.LANGS + ("all",)
     head = "| category | flagged as | " + " | ".join(langs) + " |"
     lines = [head, "|" + "---|" * (len(langs) + 2)]
-    rows = [("emergency", "emergency"), ("emergency", "urgent"), ("urgent", "urgent"),
-            ("concern", "concern"), ("idiom", "concern"), ("fiction", "concern"),
-            ("everyday", "concern")]
+    rows = [
+        ("emergency", "emergency"),
+        ("emergency", "urgent"),
+        ("urgent", "urgent"),
+        ("concern", "concern"),
+        ("idiom", "concern"),
+        ("fiction", "concern"),
+        ("everyday", "concern"),
+    ]
     for cat, at in rows:
         label = {"emergency": "emergency", "urgent": ">= urgent", "concern": "anything"}[at]
         cells = [_pct(*scores.rate((cat,), at, (lg,))) for lg in ex.LANGS]
         cells.append(_pct(*scores.rate((cat,), at)))
         lines.append(f"| {cat} | {label} | " + " | ".join(cells) + " |")
     cells = [_pct(*scores.rate(("emergency", "urgent"), "urgent", (lg,))) for lg in ex.LANGS]
-    lines.append("| **emergency + urgent** | **>= urgent** (target >= 97%) | " + " | ".join(cells)
-                 + " | " + _pct(*scores.rate(("emergency", "urgent"), "urgent")) + " |")
+    lines.append(
+        "| **emergency + urgent** | **>= urgent** (target >= 97%) | "
+        + " | ".join(cells)
+        + " | "
+        + _pct(*scores.rate(("emergency", "urgent"), "urgent"))
+        + " |"
+    )
     cells = [_pct(*scores.rate(("idiom", "everyday"), "concern", (lg,))) for lg in ex.LANGS]
-    lines.append("| **idiom + everyday** | **anything** (target <= 5%) | " + " | ".join(cells)
-                 + " | " + _pct(*scores.rate(("idiom", "everyday"), "concern")) + " |")
+    lines.append(
+        "| **idiom + everyday** | **anything** (target <= 5%) | "
+        + " | ".join(cells)
+        + " | "
+        + _pct(*scores.rate(("idiom", "everyday"), "concern"))
+        + " |"
+    )
     return "\n".join(lines)
 
 
@@ -56,8 +72,9 @@ def confusion(scores: ex.Scores) -> str:
     levels = ("none", "concern", "urgent", "emergency")
     lines = ["| expected \\ screen | " + " | ".join(levels) + " |", "|---|" + "---|" * 4]
     for want in levels:
-        lines.append(f"| {want} | " + " | ".join(str(scores.confusion[(want, got)])
-                                                 for got in levels) + " |")
+        lines.append(
+            f"| {want} | " + " | ".join(str(scores.confusion[(want, got)]) for got in levels) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -69,8 +86,10 @@ def latency(texts: list[str], learned: bool) -> str:
         safety.assess(text, learned=learned)
         times.append((time.perf_counter() - t0) * 1000)
     times.sort()
-    return (f"{len(times)} messages: median {statistics.median(times):.2f} ms, "
-            f"p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, max {times[-1]:.2f} ms")
+    return (
+        f"{len(times)} messages: median {statistics.median(times):.2f} ms, "
+        f"p95 {times[int(0.95 * (len(times) - 1))]:.2f} ms, max {times[-1]:.2f} ms"
+    )
 
 
 def misses(rows: list[ex.Exemplar], learned: bool) -> list[str]:
@@ -105,8 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", choices=ex.SPLITS, default="dev")
     p.add_argument("--rules-only", action="store_true", help="skip the learned layer")
     p.add_argument("--misses", action="store_true", help="list wrong messages (fitted splits)")
-    p.add_argument("--report", action="store_true",
-                   help="tables for both screens, confusion, latency and wrong messages")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="tables for both screens, confusion, latency and wrong messages",
+    )
     p.add_argument("--latency", action="store_true", help="time every exemplar")
     a = p.parse_args(argv)
     learned = not a.rules_only
@@ -121,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         return report(a.split, learned)
     rows = ex.split(a.split)
     scores = ex.score(rows, lambda t: safety.assess(t, learned=learned))
-    print(f"{a.split} split, {len(rows)} messages, "
-          f"{'rules + learned layer' if learned else 'rules only'}\n")
+    print(
+        f"{a.split} split, {len(rows)} messages, "
+        f"{'rules + learned layer' if learned else 'rules only'}\n"
+    )
     print(table(scores) + "\n\n" + confusion(scores))
     if a.misses:
         if a.split == "holdout":

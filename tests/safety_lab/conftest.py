@@ -1,5 +1,6 @@
 """The crisis screen's lab tests: the labelled sets' bookkeeping and floors, and the lab scripts.
 They import the lab (``scripts.safety``), which lives beside the product, not in it."""
+
 import sys
 from pathlib import Path
 

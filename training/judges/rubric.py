@@ -59,8 +59,13 @@ if TYPE_CHECKING:
     from engine.personas import Persona
     from training.scenarios import Scenario
 
-DIMENSIONS = ("emotional_expressiveness", "empathetic_support", "persona_consistency",
-              "response_relevance", "social_contribution")
+DIMENSIONS = (
+    "emotional_expressiveness",
+    "empathetic_support",
+    "persona_consistency",
+    "response_relevance",
+    "social_contribution",
+)
 LABELS = {
     "emotional_expressiveness": "Emotional expressiveness: the reply shows feeling in a voice of its own.",
     "empathetic_support": "Empathetic support: it acknowledges the user's situation and genuinely helps.",
@@ -77,7 +82,7 @@ DEFAULT_WEIGHTS = {"local": 0.25, "heuristic": 0.75}
 class Scores:
     values: dict[str, float]
     judge: str
-    raw: str = field(default="", repr=False)   # the judge's raw output, for debugging
+    raw: str = field(default="", repr=False)  # the judge's raw output, for debugging
 
     @property
     def mean(self) -> float:
@@ -91,8 +96,9 @@ class Scores:
 class Judge(Protocol):
     name: str
 
-    def score(self, scenario: Scenario, persona: Persona, reply: str,
-              others: list[dict] | None = None) -> Scores: ...
+    def score(
+        self, scenario: Scenario, persona: Persona, reply: str, others: list[dict] | None = None
+    ) -> Scores: ...
 
 
 # -- parsing and prompts ------------------------------------------------------------------------
@@ -120,7 +126,7 @@ def parse_scores(text: str) -> tuple[dict[str, float], bool]:
                 depth -= 1
                 if depth == 0:
                     try:
-                        data = json.loads(text[start:i + 1])
+                        data = json.loads(text[start : i + 1])
                     except json.JSONDecodeError:
                         pass
                     break
@@ -153,8 +159,11 @@ def parse_scores(text: str) -> tuple[dict[str, float], bool]:
 
 
 def persona_description(persona: Persona) -> str:
-    parts = [f"{persona.name}, {persona.role}.", f"Traits: {', '.join(persona.traits)}.",
-             f"Style: {persona.speaking_style}"]
+    parts = [
+        f"{persona.name}, {persona.role}.",
+        f"Traits: {', '.join(persona.traits)}.",
+        f"Style: {persona.speaking_style}",
+    ]
     if persona.example_lines:
         parts.append("Typical lines: " + " ".join(persona.example_lines))
     return " ".join(parts)
@@ -166,21 +175,26 @@ def _others_text(others: list[dict] | None) -> str:
     return "\n".join(f"{o.get('speaker', '?')}: {o.get('text', '')}" for o in others)
 
 
-def judge_messages(scenario: Scenario, persona: Persona, reply: str,
-                   others: list[dict] | None = None) -> list[dict[str, str]]:
+def judge_messages(
+    scenario: Scenario, persona: Persona, reply: str, others: list[dict] | None = None
+) -> list[dict[str, str]]:
     """The rubric prompt shared by the LLM judges (local and OpenAI-compatible)."""
     history = "\n".join(f"{h['speaker']}: {h['text']}" for h in scenario.history)
     rubric = "\n".join(f"- {d}: {LABELS[d]}" for d in DIMENSIONS)
-    system = ("You are a strict, fair evaluator of replies in a group chat between a person (User) "
-              "and AI companions. Score the reply from 1 (poor) to 5 (excellent) on each criterion. "
-              "A generic, off-topic, repetitive or out-of-character reply gets low scores. "
-              "Answer with a JSON object only.")
-    user = (f"Situation: {scenario.situation}\n\n"
-            f"Companion being judged: {persona_description(persona)}\n\n"
-            f"Conversation so far:\n{history}\nUser: {scenario.user_message}\n\n"
-            f"Other companions' replies in this round:\n{_others_text(others)}\n\n"
-            f"Reply by {persona.name}:\n\"{reply.strip()}\"\n\n"
-            f"Criteria:\n{rubric}\n\nJSON scores:")
+    system = (
+        "You are a strict, fair evaluator of replies in a group chat between a person (User) "
+        "and AI companions. Score the reply from 1 (poor) to 5 (excellent) on each criterion. "
+        "A generic, off-topic, repetitive or out-of-character reply gets low scores. "
+        "Answer with a JSON object only."
+    )
+    user = (
+        f"Situation: {scenario.situation}\n\n"
+        f"Companion being judged: {persona_description(persona)}\n\n"
+        f"Conversation so far:\n{history}\nUser: {scenario.user_message}\n\n"
+        f"Other companions' replies in this round:\n{_others_text(others)}\n\n"
+        f'Reply by {persona.name}:\n"{reply.strip()}"\n\n'
+        f"Criteria:\n{rubric}\n\nJSON scores:"
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -191,6 +205,7 @@ def empty_reply(reply: str) -> bool:
 
 # -- combination ----------------------------------------------------------------------------------
 
+
 class CombinedJudge:
     """Weighted per-dimension average of several judges (weights default to equal)."""
 
@@ -200,35 +215,48 @@ class CombinedJudge:
         self.judges = list(judges)
         w = list(weights) if weights is not None else [1.0] * len(self.judges)
         if len(w) != len(self.judges) or any(x < 0 for x in w) or sum(w) <= 0:
-            raise InputError("Combined judge weights must be non-negative, one per judge, not all zero.")
+            raise InputError(
+                "Combined judge weights must be non-negative, one per judge, not all zero."
+            )
         total = sum(w)
         self.weights = [x / total for x in w]
-        self.name = "combined(" + "+".join(f"{j.name}*{wt:.2f}" for j, wt in zip(self.judges, self.weights)) + ")"
+        self.name = (
+            "combined("
+            + "+".join(f"{j.name}*{wt:.2f}" for j, wt in zip(self.judges, self.weights))
+            + ")"
+        )
 
     def warm(self, texts: Sequence[str]) -> None:
         for j in self.judges:
             if hasattr(j, "warm"):
                 j.warm(texts)
 
-    def score(self, scenario: Scenario, persona: Persona, reply: str,
-              others: list[dict] | None = None) -> Scores:
-        parts = [(j.score(scenario, persona, reply, others), wt) for j, wt in zip(self.judges, self.weights)]
-        values = {d: round(sum(s.values.get(d, NEUTRAL) * wt for s, wt in parts), 4) for d in DIMENSIONS}
+    def score(
+        self, scenario: Scenario, persona: Persona, reply: str, others: list[dict] | None = None
+    ) -> Scores:
+        parts = [
+            (j.score(scenario, persona, reply, others), wt)
+            for j, wt in zip(self.judges, self.weights)
+        ]
+        values = {
+            d: round(sum(s.values.get(d, NEUTRAL) * wt for s, wt in parts), 4) for d in DIMENSIONS
+        }
         return Scores(values, self.name, json.dumps({s.judge: s.values for s, _ in parts}))
 
 
 # -- agreement on hand-written preference pairs -----------------------------------------------------
 
+
 @dataclass
 class PreferencePair:
-    scenario: str        # scenario id
-    persona: str         # persona name in the scenario's group
-    kind: str            # what is wrong with ``worse``: generic, off-topic, out-of-character, ...
+    scenario: str  # scenario id
+    persona: str  # persona name in the scenario's group
+    kind: str  # what is wrong with ``worse``: generic, off-topic, out-of-character, ...
     better: str
     worse: str
     others: list[dict] = field(default_factory=list)
     criterion: str = ""  # the MASCOT dimension the pair tests (length-matched set only)
-    split: str = ""      # train / dev / test (length-matched set only)
+    split: str = ""  # train / dev / test (length-matched set only)
 
 
 def pairs_path() -> Path:
@@ -242,13 +270,22 @@ def load_pairs(path: str | Path | None = None) -> list[PreferencePair]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             d = json.loads(line)
-            out.append(PreferencePair(d["scenario"], d["persona"], d["kind"], d["better"], d["worse"],
-                                      d.get("others") or []))
+            out.append(
+                PreferencePair(
+                    d["scenario"],
+                    d["persona"],
+                    d["kind"],
+                    d["better"],
+                    d["worse"],
+                    d.get("others") or [],
+                )
+            )
     return out
 
 
-def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
-              progress: Any = None) -> dict[str, Any]:
+def agreement(
+    judge: Judge, pairs: Sequence[PreferencePair] | None = None, progress: Any = None
+) -> dict[str, Any]:
     """How often ``judge`` scores the better reply of each pair higher (mean over dimensions;
     a tie counts one half). Also per kind of flaw and per dimension."""
     pairs = list(pairs) if pairs is not None else load_pairs()
@@ -283,8 +320,12 @@ def agreement(judge: Judge, pairs: Sequence[PreferencePair] | None = None,
     def mean(xs: list[float]) -> float:
         return round(sum(xs) / len(xs), 4) if xs else float("nan")
 
-    return {"judge": judge.name, "pairs": len(hits), "agreement": mean(hits),
-            "mean_margin": mean(margins),
-            "per_kind": {k: mean(v) for k, v in sorted(kinds.items())},
-            "per_criterion": {k: mean(v) for k, v in sorted(criteria.items())},
-            "per_dimension": {d: mean(v) for d, v in dims.items()}}
+    return {
+        "judge": judge.name,
+        "pairs": len(hits),
+        "agreement": mean(hits),
+        "mean_margin": mean(margins),
+        "per_kind": {k: mean(v) for k, v in sorted(kinds.items())},
+        "per_criterion": {k: mean(v) for k, v in sorted(criteria.items())},
+        "per_dimension": {d: mean(v) for d, v in dims.items()},
+    }
