@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-app
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test test-all chat bench app-build clean rebuild-llama check-display
+.PHONY: run test test-all lint chat bench app-build clean rebuild-llama check-display
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,12 +42,17 @@ rebuild-llama: | $(VENV)/bin/python
 	rm -rf "$${XDG_CACHE_HOME:-$$HOME/.cache}/mascot/llama-wheels" "$${XDG_CACHE_HOME:-$$HOME/.cache}/mascot/llama-probe.json"
 	scripts/install-llama.sh $(VENV)
 
-## Set up (first time) and run the default test suite (real llama.cpp, SQLite, Qt offscreen).
-test: $(TSTAMP)
+## The lint gate: ruff's rules and its formatter (both configured in pyproject.toml).
+lint: $(TSTAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## Set up (first time), lint, and run the default test suite (real llama.cpp, SQLite, Qt offscreen).
+test: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow" -q
 
 ## Everything, including slow tests (packaging, longer training/eval runs).
-test-all: $(TSTAMP)
+test-all: lint
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 ## The speed benchmark (see docs/performance.md).

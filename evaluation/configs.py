@@ -46,7 +46,7 @@ class EvalConfig:
     label: str
     policy: str = "director"
     max_speakers: int = 3
-    single: str = ""                       # "" | "assistant" | "member": one agent answers alone
+    single: str = ""  # "" | "assistant" | "member": one agent answers alone
     # persona -> registered model; keys are "group:Name" (from a manifest naming its group) or "Name"
     persona_models: dict[str, str] = field(default_factory=dict)
     director_model: str | None = None
@@ -58,11 +58,22 @@ class EvalConfig:
         elif self.single == "member":
             members = [replace(pset.members[0])]
         else:
-            members = [replace(p, model=self.persona_models.get(f"{pset.name}:{p.name}",
-                                                                self.persona_models.get(p.name, p.model)))
-                       for p in pset.members]
-        return PersonaSet(name=pset.name, title=pset.title, description=pset.description,
-                          members=members, domain=pset.domain)
+            members = [
+                replace(
+                    p,
+                    model=self.persona_models.get(
+                        f"{pset.name}:{p.name}", self.persona_models.get(p.name, p.model)
+                    ),
+                )
+                for p in pset.members
+            ]
+        return PersonaSet(
+            name=pset.name,
+            title=pset.title,
+            description=pset.description,
+            members=members,
+            domain=pset.domain,
+        )
 
     def spec(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,13 +82,20 @@ class EvalConfig:
         return hashlib.sha1(json.dumps(self.spec(), sort_keys=True).encode()).hexdigest()[:16]
 
 
-BASELINES: dict[str, EvalConfig] = {c.name: c for c in (
-    EvalConfig("single", "Single agent", policy="round-robin", max_speakers=1, single="assistant"),
-    EvalConfig("single-member", "Single member", policy="round-robin", max_speakers=1, single="member"),
-    EvalConfig("round-robin", "Round-robin (no Director)", policy="round-robin"),
-    EvalConfig("all", "All respond", policy="all", max_speakers=8),
-    EvalConfig("director", "Prompt-only Director", policy="director"),
-)}
+BASELINES: dict[str, EvalConfig] = {
+    c.name: c
+    for c in (
+        EvalConfig(
+            "single", "Single agent", policy="round-robin", max_speakers=1, single="assistant"
+        ),
+        EvalConfig(
+            "single-member", "Single member", policy="round-robin", max_speakers=1, single="member"
+        ),
+        EvalConfig("round-robin", "Round-robin (no Director)", policy="round-robin"),
+        EvalConfig("all", "All respond", policy="all", max_speakers=8),
+        EvalConfig("director", "Prompt-only Director", policy="director"),
+    )
+}
 TRAINED = ("mascot-p", "mascot-c", "mascot", "mascot-sft")
 ALL_CONFIGS = tuple(BASELINES) + TRAINED
 DEFAULT_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
@@ -87,8 +105,13 @@ QUICK_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
 @dataclass
 class TrainedModels:
     """Models exported by ``mascot-train``, found through the registry and their manifests."""
-    persona: dict[str, str] = field(default_factory=dict)   # "group:Name" or "Name" -> registered model
-    persona_sft: dict[str, str] = field(default_factory=dict)  # the same for SFT-only (no RL) models
+
+    persona: dict[str, str] = field(
+        default_factory=dict
+    )  # "group:Name" or "Name" -> registered model
+    persona_sft: dict[str, str] = field(
+        default_factory=dict
+    )  # the same for SFT-only (no RL) models
     director: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -109,13 +132,19 @@ def discover_trained(models: list[Any]) -> TrainedModels:
         elif kind == "persona" and persona:
             group = manifest.get("group")
             target = found.persona_sft if _sft_only(manifest) else found.persona
-            target[f"{group}:{persona}" if isinstance(group, str) and group else persona] = info.name
+            target[f"{group}:{persona}" if isinstance(group, str) and group else persona] = (
+                info.name
+            )
     return found
 
 
 def _sft_only(manifest: dict[str, Any]) -> bool:
     """True for a persona model exported from ``--sft-only`` training (the no-RL ablation)."""
-    policy = (manifest.get("config") or {}).get("policy") if isinstance(manifest.get("config"), dict) else None
+    policy = (
+        (manifest.get("config") or {}).get("policy")
+        if isinstance(manifest.get("config"), dict)
+        else None
+    )
     return isinstance(policy, dict) and bool(policy.get("sft_only"))
 
 
@@ -132,18 +161,29 @@ def resolve(names: list[str], trained: TrainedModels) -> tuple[list[EvalConfig],
         personas = trained.persona_sft if name == "mascot-sft" else trained.persona
         missing = []
         if need_p and not personas:
-            missing.append("no SFT-only persona model (`mascot-train policy --sft-warmstart --sft-only`) is registered"
-                           if name == "mascot-sft" else "no persona model trained by `mascot-train` is registered")
+            missing.append(
+                "no SFT-only persona model (`mascot-train policy --sft-warmstart --sft-only`) is registered"
+                if name == "mascot-sft"
+                else "no persona model trained by `mascot-train` is registered"
+            )
         if need_d and not trained.director:
             missing.append("no Director model trained by `mascot-train director` is registered")
         if missing:
             skipped[name] = "; ".join(missing)
             continue
-        label = {"mascot-p": "MASCOT-P (no persona alignment)",
-                 "mascot-c": "MASCOT-C (no collaborative optimisation)",
-                 "mascot": "MASCOT (full)",
-                 "mascot-sft": "MASCOT, SFT-only personas (no RL)"}[name]
-        out.append(EvalConfig(name, label, policy="director",
-                              persona_models=dict(personas) if need_p else {},
-                              director_model=trained.director if need_d else None))
+        label = {
+            "mascot-p": "MASCOT-P (no persona alignment)",
+            "mascot-c": "MASCOT-C (no collaborative optimisation)",
+            "mascot": "MASCOT (full)",
+            "mascot-sft": "MASCOT, SFT-only personas (no RL)",
+        }[name]
+        out.append(
+            EvalConfig(
+                name,
+                label,
+                policy="director",
+                persona_models=dict(personas) if need_p else {},
+                director_model=trained.director if need_d else None,
+            )
+        )
     return out, skipped

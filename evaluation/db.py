@@ -21,7 +21,7 @@ import json
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import sqlite_utils
 
@@ -33,16 +33,49 @@ MIGRATIONS, migration = migration_registry()
 
 @migration
 def m001_initial(db: sqlite_utils.Database) -> None:
-    db["runs"].create({"id": str, "started": str, "finished": str, "status": str, "command": str,
-                       "settings": str, "versions": str}, pk="id")
-    db["rounds"].create({"key": str, "config": str, "scenario_id": str, "domain": str,
-                         "data": str, "created": str, "run_id": str}, pk="key")
+    db["runs"].create(
+        {
+            "id": str,
+            "started": str,
+            "finished": str,
+            "status": str,
+            "command": str,
+            "settings": str,
+            "versions": str,
+        },
+        pk="id",
+    )
+    db["rounds"].create(
+        {
+            "key": str,
+            "config": str,
+            "scenario_id": str,
+            "domain": str,
+            "data": str,
+            "created": str,
+            "run_id": str,
+        },
+        pk="key",
+    )
     db["judgments"].create({"key": str, "judge": str, "values": str, "created": str}, pk="key")
     db["comparisons"].create({"key": str, "judge": str, "choice": str, "created": str}, pk="key")
-    db["results"].create({"id": int, "run_id": str, "config": str, "metric": str, "domain": str,
-                          "persona": str, "value": float, "ci_low": float, "ci_high": float,
-                          "n": int, "created": str}, pk="id",
-                         foreign_keys=[("run_id", "runs", "id")])
+    db["results"].create(
+        {
+            "id": int,
+            "run_id": str,
+            "config": str,
+            "metric": str,
+            "domain": str,
+            "persona": str,
+            "value": float,
+            "ci_low": float,
+            "ci_high": float,
+            "n": int,
+            "created": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+    )
     db["results"].create_index(["run_id", "config", "metric"])
 
 
@@ -61,7 +94,9 @@ def code_fingerprint(*modules: Any) -> str:
 
 def digest(obj: Any) -> str:
     """A stable key for any JSON-able object."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:32]
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[
+        :32
+    ]
 
 
 class ResultsDB:
@@ -73,8 +108,10 @@ class ResultsDB:
             self.db.enable_wal()
             self.migrate()
         except sqlite3.DatabaseError as e:
-            raise StorageError(f"{self.path}: the results database cannot be opened ({e}); "
-                               "move it away or pick another --out/--db.") from None
+            raise StorageError(
+                f"{self.path}: the results database cannot be opened ({e}); "
+                "move it away or pick another --out/--db."
+            ) from None
 
     def migrate(self) -> list[str]:
         return apply_migrations(self.db, MIGRATIONS, now)
@@ -85,10 +122,18 @@ class ResultsDB:
     # -- runs -------------------------------------------------------------------------------------
     def start_run(self, run_id: str, command: str, settings: dict, versions: dict) -> None:
         with self.db.conn:
-            self.db["runs"].insert({"id": run_id, "started": now(), "finished": None,
-                                    "status": "running", "command": command,
-                                    "settings": json.dumps(settings), "versions": json.dumps(versions)},
-                                   replace=True)
+            self.db["runs"].insert(
+                {
+                    "id": run_id,
+                    "started": now(),
+                    "finished": None,
+                    "status": "running",
+                    "command": command,
+                    "settings": json.dumps(settings),
+                    "versions": json.dumps(versions),
+                },
+                replace=True,
+            )
 
     def finish_run(self, run_id: str, status: str = "done") -> None:
         with self.db.conn:
@@ -102,12 +147,22 @@ class ResultsDB:
         rows = list(self.db["rounds"].rows_where("key = ?", [key]))
         return json.loads(rows[0]["data"]) if rows else None
 
-    def put_round(self, key: str, config: str, scenario_id: str, domain: str, data: dict,
-                  run_id: str) -> None:
+    def put_round(
+        self, key: str, config: str, scenario_id: str, domain: str, data: dict, run_id: str
+    ) -> None:
         with self.db.conn:  # one transaction per round: a crash loses at most the round running
-            self.db["rounds"].insert({"key": key, "config": config, "scenario_id": scenario_id,
-                                      "domain": domain, "data": json.dumps(data, ensure_ascii=False),
-                                      "created": now(), "run_id": run_id}, replace=True)
+            self.db["rounds"].insert(
+                {
+                    "key": key,
+                    "config": config,
+                    "scenario_id": scenario_id,
+                    "domain": domain,
+                    "data": json.dumps(data, ensure_ascii=False),
+                    "created": now(),
+                    "run_id": run_id,
+                },
+                replace=True,
+            )
 
     def count_rounds(self) -> int:
         return self.db["rounds"].count
@@ -118,8 +173,10 @@ class ResultsDB:
 
     def put_judgment(self, key: str, judge: str, values: dict) -> None:
         with self.db.conn:
-            self.db["judgments"].insert({"key": key, "judge": judge, "values": json.dumps(values),
-                                         "created": now()}, replace=True)
+            self.db["judgments"].insert(
+                {"key": key, "judge": judge, "values": json.dumps(values), "created": now()},
+                replace=True,
+            )
 
     def get_comparison(self, key: str) -> str | None:
         rows = list(self.db["comparisons"].rows_where("key = ?", [key]))
@@ -127,8 +184,9 @@ class ResultsDB:
 
     def put_comparison(self, key: str, judge: str, choice: str) -> None:
         with self.db.conn:
-            self.db["comparisons"].insert({"key": key, "judge": judge, "choice": choice,
-                                           "created": now()}, replace=True)
+            self.db["comparisons"].insert(
+                {"key": key, "judge": judge, "choice": choice, "created": now()}, replace=True
+            )
 
     # -- results ----------------------------------------------------------------------------------
     def put_results(self, run_id: str, rows: list[dict]) -> None:
@@ -136,8 +194,20 @@ class ResultsDB:
         with self.db.conn:
             self.db["results"].delete_where("run_id = ?", [run_id])
             self.db["results"].insert_all(
-                [{"run_id": run_id, "domain": "all", "persona": "", "ci_low": None, "ci_high": None,
-                  "n": None, **r, "created": ts} for r in rows])
+                [
+                    {
+                        "run_id": run_id,
+                        "domain": "all",
+                        "persona": "",
+                        "ci_low": None,
+                        "ci_high": None,
+                        "n": None,
+                        **r,
+                        "created": ts,
+                    }
+                    for r in rows
+                ]
+            )
 
     def results(self, run_id: str) -> list[dict]:
         return list(self.db["results"].rows_where("run_id = ?", [run_id], order_by="id"))

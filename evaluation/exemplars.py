@@ -28,20 +28,23 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from engine.paths import assets_dir
+from engine.persona_files import load_set
 from evaluation import metrics as M
+from evaluation.embed import Embedder
+from training.judges.learned import load_preferences
 
 
 @dataclass(frozen=True)
 class Exemplar:
-    group: str          # persona set: support, workplace, writers-room
-    situation_id: str   # the four members of a group each have one line per situation
+    group: str  # persona set: support, workplace, writers-room
+    situation_id: str  # the four members of a group each have one line per situation
     situation: str
     persona: str
     text: str
 
 
 def exemplars_path() -> Path:
-    from engine.paths import assets_dir
     return assets_dir() / "eval" / "persona_exemplars.jsonl"
 
 
@@ -66,11 +69,18 @@ def centroids(vectors: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarra
     return out
 
 
-def fit(embed: Callable[[list[str]], np.ndarray], group: str,
-        members: Sequence[str] | None = None,
-        exemplars: Sequence[Exemplar] | None = None) -> dict[str, np.ndarray]:
+def fit(
+    embed: Callable[[list[str]], np.ndarray],
+    group: str,
+    members: Sequence[str] | None = None,
+    exemplars: Sequence[Exemplar] | None = None,
+) -> dict[str, np.ndarray]:
     """Centroids for one persona set's members (those with exemplars; ``members`` narrows them)."""
-    rows = [e for e in (exemplars if exemplars is not None else load_exemplars(group)) if e.group == group]
+    rows = [
+        e
+        for e in (exemplars if exemplars is not None else load_exemplars(group))
+        if e.group == group
+    ]
     if members is not None:
         keep = set(members)
         rows = [e for e in rows if e.persona in keep]
@@ -81,8 +91,12 @@ def fit(embed: Callable[[list[str]], np.ndarray], group: str,
 
 # -- validation ---------------------------------------------------------------------------------
 
-def validate(embed: Callable[[list[str]], np.ndarray], exemplars: Sequence[Exemplar] | None = None,
-             pairs: Sequence | None = None) -> dict[str, dict]:
+
+def validate(
+    embed: Callable[[list[str]], np.ndarray],
+    exemplars: Sequence[Exemplar] | None = None,
+    pairs: Sequence | None = None,
+) -> dict[str, dict]:
     """Per group: cross-validated accuracy on the exemplars and the persona-drift check.
 
     ``loso``: leave-one-situation-out (the held-out line's situation is dropped from every
@@ -95,7 +109,6 @@ def validate(embed: Callable[[list[str]], np.ndarray], exemplars: Sequence[Exemp
     how often the chosen reply's margin (own centroid minus the best other) is the larger."""
     ex = list(exemplars if exemplars is not None else load_exemplars())
     if pairs is None:
-        from training.judges.learned import load_preferences
         pairs = load_preferences()
     out: dict[str, dict] = {}
     for group in sorted({e.group for e in ex}):
@@ -105,26 +118,40 @@ def validate(embed: Callable[[list[str]], np.ndarray], exemplars: Sequence[Exemp
         loso = M.identifiability(vecs, labels, groups=[e.situation_id for e in rows])
         loo = M.identifiability(vecs, labels)
         cents = centroids(vecs, labels)
-        res = {"exemplars": len(rows), "members": sorted(cents), "chance": 1.0 / len(cents),
-               "loso": loso["accuracy"], "loso_per_persona": loso["per_label"], "loo": loo["accuracy"]}
+        res = {
+            "exemplars": len(rows),
+            "members": sorted(cents),
+            "chance": 1.0 / len(cents),
+            "loso": loso["accuracy"],
+            "loso_per_persona": loso["per_label"],
+            "loo": loo["accuracy"],
+        }
         # cross-check that the exemplars speak in the voices the cards define: centroids of each
         # card's three example lines (what the learned judge compares with) name the exemplar's persona
-        from engine.persona_files import load_set
         members = load_set(group).members
-        card = centroids(embed([x for m in members for x in m.example_lines]),
-                         [m.name for m in members for _ in m.example_lines])
+        card = centroids(
+            embed([x for m in members for x in m.example_lines]),
+            [m.name for m in members for _ in m.example_lines],
+        )
         res["card_lines_on_exemplars"] = M.identifiability_exemplar(vecs, labels, card)["accuracy"]
         for flaw in ("persona-drift", "as-member", "copy", "generic"):
             sel = [p for p in pairs if p.kind == flaw and p.persona in cents]
             if not sel:
                 continue
-            chosen = M.exemplar_scores(embed([p.better for p in sel]), [p.persona for p in sel], cents)
-            rejected = M.exemplar_scores(embed([p.worse for p in sel]), [p.persona for p in sel], cents)
-            res[flaw] = {"pairs": len(sel),
-                         "chosen_identified": float(np.mean([c["hit"] for c in chosen])),
-                         "rejected_identified": float(np.mean([r["hit"] for r in rejected])),
-                         "chosen_margin_larger": float(np.mean([c["margin"] > r["margin"]
-                                                                for c, r in zip(chosen, rejected)]))}
+            chosen = M.exemplar_scores(
+                embed([p.better for p in sel]), [p.persona for p in sel], cents
+            )
+            rejected = M.exemplar_scores(
+                embed([p.worse for p in sel]), [p.persona for p in sel], cents
+            )
+            res[flaw] = {
+                "pairs": len(sel),
+                "chosen_identified": float(np.mean([c["hit"] for c in chosen])),
+                "rejected_identified": float(np.mean([r["hit"] for r in rejected])),
+                "chosen_margin_larger": float(
+                    np.mean([c["margin"] > r["margin"] for c, r in zip(chosen, rejected)])
+                ),
+            }
         out[group] = res
     return out
 
@@ -132,19 +159,22 @@ def validate(embed: Callable[[list[str]], np.ndarray], exemplars: Sequence[Exemp
 def main(argv: list[str] | None = None) -> int:
     """``python -m evaluation.exemplars [--json PATH]``: print the validation numbers."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    from evaluation.embed import Embedder
     res = validate(Embedder())
     for group, r in res.items():
-        print(f"{group}: {r['exemplars']} exemplars, chance {r['chance']:.2f}; leave-one-situation-out "
-              f"{r['loso']:.3f} ({', '.join(f'{k} {v:.2f}' for k, v in r['loso_per_persona'].items())}); "
-              f"leave-one-line-out {r['loo']:.3f}; card-line centroids on the exemplars "
-              f"{r['card_lines_on_exemplars']:.3f}")
+        print(
+            f"{group}: {r['exemplars']} exemplars, chance {r['chance']:.2f}; leave-one-situation-out "
+            f"{r['loso']:.3f} ({', '.join(f'{k} {v:.2f}' for k, v in r['loso_per_persona'].items())}); "
+            f"leave-one-line-out {r['loo']:.3f}; card-line centroids on the exemplars "
+            f"{r['card_lines_on_exemplars']:.3f}"
+        )
         for flaw in ("persona-drift", "as-member", "copy", "generic"):
             if flaw in r:
                 d = r[flaw]
-                print(f"  {flaw} ({d['pairs']} pairs): intended persona named for chosen "
-                      f"{d['chosen_identified']:.2f}, for rejected {d['rejected_identified']:.2f}; "
-                      f"chosen margin larger {d['chosen_margin_larger']:.2f}")
+                print(
+                    f"  {flaw} ({d['pairs']} pairs): intended persona named for chosen "
+                    f"{d['chosen_identified']:.2f}, for rejected {d['rejected_identified']:.2f}; "
+                    f"chosen margin larger {d['chosen_margin_larger']:.2f}"
+                )
     if argv[:1] == ["--json"] and len(argv) > 1:
         Path(argv[1]).write_text(json.dumps(res, indent=1), encoding="utf-8")
     return 0

@@ -4,7 +4,8 @@ Several judges are averaged when available: each ``--judge`` spec is one judge o
 default is ``learned`` (training's teacher) and ``audit`` (a learned judge fitted on a disjoint
 split, never a training reward), see ``DEFAULT_JUDGES``; the report shows each judge's own scores
 beside the average. ``combined`` expands to its parts (the bundled model as a ``local`` judge and
-the ``heuristic`` judge, weighted as in ``training.judges.rubric.DEFAULT_WEIGHTS``). Scores are cached per (judge, scenario,
+the ``heuristic`` judge, weighted as in ``training.judges.rubric.DEFAULT_WEIGHTS``). Scores
+are cached per (judge, scenario,
 persona, reply, other replies of the round) in the results database.
 """
 
@@ -14,19 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from training.judges import heuristic as heuristic_judge, llm as llm_judges, rubric as engine_judge
 from engine.errors import InputError
-from training.judges.heuristic import HeuristicJudge
-from training.judges.llm import LocalJudge
-from training.judges.rubric import DEFAULT_WEIGHTS, DIMENSIONS
 from engine.personas import Persona, PersonaSet
-from training.scenarios import Scenario
-
-from training.judges.factory import make_judge as make_teacher
-from training.judges.learned import LearnedJudge
-
 from evaluation.configs import EvalConfig
 from evaluation.db import ResultsDB, code_fingerprint, digest
+from training.judges import heuristic as heuristic_judge
+from training.judges import llm as llm_judges
+from training.judges import rubric as engine_judge
+from training.judges.factory import make_judge as make_teacher
+from training.judges.heuristic import HeuristicJudge
+from training.judges.learned import LearnedJudge
+from training.judges.llm import LocalJudge
+from training.judges.rubric import DEFAULT_WEIGHTS, DIMENSIONS
+from training.scenarios import Scenario
 
 # mascot-eval's judges when none is given: the teacher and the judge no training used.
 DEFAULT_JUDGES = ("learned", "audit")
@@ -54,23 +55,29 @@ def build_judges(specs: list[str], backend_for: Callable[[str | None], Any]) -> 
             add("heuristic", DEFAULT_WEIGHTS["heuristic"] * weight)
             return
         if spec.startswith("combined:"):
-            parts = [s for s in spec[len("combined:"):].split("+") if s]
+            parts = [s for s in spec[len("combined:") :].split("+") if s]
             for s in parts:
                 add(s, weight / len(parts))
             return
         if spec == "local":
             judge: Any = LocalJudge(runtime=backend_for(None))
         elif spec.startswith("local:"):
-            path = Path(spec[len("local:"):]).expanduser()
+            path = Path(spec[len("local:") :]).expanduser()
             if not path.is_file():
-                raise InputError(f"Judge model '{path}' does not exist; give the path of a .gguf file.")
+                raise InputError(
+                    f"Judge model '{path}' does not exist; give the path of a .gguf file."
+                )
             judge = LocalJudge(path, runtime=backend_for(str(path)))
         elif spec == "heuristic":
             judge = _heuristic()
         elif spec in ("learned", "audit") or spec.startswith("learned:"):
-            judge = make_teacher(spec, embedder=_heuristic())   # one MiniLM and text cache for the run
+            judge = make_teacher(
+                spec, embedder=_heuristic()
+            )  # one MiniLM and text cache for the run
         else:
-            judge = make_teacher(spec)   # learned (training's judge) or any training.judges.rubric spec
+            judge = make_teacher(
+                spec
+            )  # learned (training's judge) or any training.judges.rubric spec
         for w in out:
             if w.name == judge.name:
                 w.weight += weight
@@ -117,12 +124,20 @@ def persona_for(config: EvalConfig, pset: PersonaSet, speaker: str) -> Persona:
 
 def scored_messages(record: dict) -> list[tuple[int, dict]]:
     """The replies a judge scores: generated ones (the reviewed crisis text is left out)."""
-    return [(i, m) for i, m in enumerate(record["messages"]) if not m.get("safety") and m.get("text")]
+    return [
+        (i, m) for i, m in enumerate(record["messages"]) if not m.get("safety") and m.get("text")
+    ]
 
 
-def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[str, str], dict],
-              configs: dict[str, EvalConfig], scenarios: dict[str, Scenario], sets: dict[str, PersonaSet],
-              progress: Any = None) -> tuple[dict[tuple[str, str, int], dict[str, dict[str, float]]], int]:
+def score_all(
+    db: ResultsDB,
+    judges: list[WeightedJudge],
+    records: dict[tuple[str, str], dict],
+    configs: dict[str, EvalConfig],
+    scenarios: dict[str, Scenario],
+    sets: dict[str, PersonaSet],
+    progress: Any = None,
+) -> tuple[dict[tuple[str, str, int], dict[str, dict[str, float]]], int]:
     """Scores per reply: ``{(config, scenario_id, message_index): {judge_name: {dim: 1-5}}}``.
 
     Returns the scores and how many judge calls were not in the cache."""
@@ -131,21 +146,38 @@ def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[st
     # Order the calls by (scenario, speaker) so consecutive prompts share a long prefix (rubric,
     # persona, conversation) and a local judge's KV cache is reused.
     code = code_fingerprint(engine_judge, heuristic_judge, llm_judges)
-    tasks = sorted(((sid, m["speaker"], cname, i) for (cname, sid), record in records.items()
-                    for i, m in scored_messages(record)), key=lambda t: (t[0], t[1]))
+    tasks = sorted(
+        (
+            (sid, m["speaker"], cname, i)
+            for (cname, sid), record in records.items()
+            for i, m in scored_messages(record)
+        ),
+        key=lambda t: (t[0], t[1]),
+    )
     for sid, speaker, cname, i in tasks:
         scenario = scenarios[sid]
         msgs = records[(cname, sid)]["messages"]
         persona = persona_for(configs[cname], sets[scenario.group], speaker)
-        others = [{"speaker": o["speaker"], "text": o["text"]} for o in msgs[:i] if not o.get("safety")]
+        others = [
+            {"speaker": o["speaker"], "text": o["text"]} for o in msgs[:i] if not o.get("safety")
+        ]
         per: dict[str, dict[str, float]] = {}
         for w in judges:
-            key = digest({"judge": w.name, "code": code + getattr(w.judge, "fingerprint", ""),
-                          "scenario": scenario.to_dict(),
-                          "persona": persona.to_dict(), "reply": msgs[i]["text"], "others": others})
+            key = digest(
+                {
+                    "judge": w.name,
+                    "code": code + getattr(w.judge, "fingerprint", ""),
+                    "scenario": scenario.to_dict(),
+                    "persona": persona.to_dict(),
+                    "reply": msgs[i]["text"],
+                    "others": others,
+                }
+            )
             values = db.get_judgment(key)
             if values is None:
-                values = dict(w.judge.score(scenario, persona, msgs[i]["text"], others or None).values)
+                values = dict(
+                    w.judge.score(scenario, persona, msgs[i]["text"], others or None).values
+                )
                 db.put_judgment(key, w.name, values)
                 made += 1
             per[w.name] = values
@@ -155,11 +187,15 @@ def score_all(db: ResultsDB, judges: list[WeightedJudge], records: dict[tuple[st
     return out, made
 
 
-def combine(per_judge: dict[str, dict[str, float]], judges: list[WeightedJudge]) -> dict[str, float]:
+def combine(
+    per_judge: dict[str, dict[str, float]], judges: list[WeightedJudge]
+) -> dict[str, float]:
     """The weighted average over judges, per dimension."""
     total = sum(w.weight for w in judges if w.name in per_judge)
-    return {d: sum(per_judge[w.name][d] * w.weight for w in judges if w.name in per_judge) / total
-            for d in DIMENSIONS}
+    return {
+        d: sum(per_judge[w.name][d] * w.weight for w in judges if w.name in per_judge) / total
+        for d in DIMENSIONS
+    }
 
 
 def count_calls(records: dict[tuple[str, str], dict], judges: list[WeightedJudge]) -> int:

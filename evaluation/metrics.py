@@ -34,7 +34,7 @@ def words(text: str) -> list[str]:
 
 
 def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
-    return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
 def distinct_n(texts: Iterable[str], n: int) -> float | None:
@@ -74,8 +74,9 @@ def redundancy(vectors: np.ndarray) -> float | None:
     return float(np.clip(sims[iu].mean(), -1.0, 1.0))
 
 
-def identifiability(vectors: np.ndarray, labels: Sequence[str],
-                    groups: Sequence[str] | None = None) -> dict:
+def identifiability(
+    vectors: np.ndarray, labels: Sequence[str], groups: Sequence[str] | None = None
+) -> dict:
     """Persona identifiability: how often a reply's embedding is nearest (cosine) to the centroid
     of its own speaker's *other* replies, among all speakers' centroids.
 
@@ -111,12 +112,17 @@ def identifiability(vectors: np.ndarray, labels: Sequence[str],
     n = sum(seen.values())
     if len(scored) < 2:
         return {"accuracy": None, "chance": None, "n": n, "per_label": {}}
-    return {"accuracy": sum(hits.values()) / n, "chance": 1.0 / len(scored), "n": n,
-            "per_label": {c: hits[c] / seen[c] for c in scored}}
+    return {
+        "accuracy": sum(hits.values()) / n,
+        "chance": 1.0 / len(scored),
+        "n": n,
+        "per_label": {c: hits[c] / seen[c] for c in scored},
+    }
 
 
-def exemplar_scores(vectors: np.ndarray, labels: Sequence[str],
-                    centroids: dict[str, np.ndarray]) -> list[dict]:
+def exemplar_scores(
+    vectors: np.ndarray, labels: Sequence[str], centroids: dict[str, np.ndarray]
+) -> list[dict]:
     """Per reply: the member whose exemplar centroid is the most similar (cosine) and whether that
     is the reply's own speaker. ``margin`` is the similarity to the speaker's centroid minus the
     best other one (negative when another member's voice is closer). A tie is a miss."""
@@ -133,12 +139,15 @@ def exemplar_scores(vectors: np.ndarray, labels: Sequence[str],
             continue
         other = float(np.max(np.delete(row, k))) if len(classes) > 1 else -1.0
         margin = float(row[k]) - other
-        out.append({"label": lab, "predicted": classes[best], "hit": margin > 1e-9, "margin": margin})
+        out.append(
+            {"label": lab, "predicted": classes[best], "hit": margin > 1e-9, "margin": margin}
+        )
     return out
 
 
-def identifiability_exemplar(vectors: np.ndarray, labels: Sequence[str],
-                             centroids: dict[str, np.ndarray]) -> dict:
+def identifiability_exemplar(
+    vectors: np.ndarray, labels: Sequence[str], centroids: dict[str, np.ndarray]
+) -> dict:
     """Persona identifiability against a classifier fitted elsewhere: the share of replies whose
     nearest centroid (one per member, from held-out exemplars) is their own speaker's.
 
@@ -155,8 +164,12 @@ def identifiability_exemplar(vectors: np.ndarray, labels: Sequence[str],
         seen[r["label"]] += 1
         hits[r["label"]] += int(r["hit"])
     n = len(rows)
-    return {"accuracy": sum(hits.values()) / n, "chance": 1.0 / len(centroids), "n": n,
-            "per_label": {c: hits[c] / seen[c] for c in sorted(seen)}}
+    return {
+        "accuracy": sum(hits.values()) / n,
+        "chance": 1.0 / len(centroids),
+        "n": n,
+        "per_label": {c: hits[c] / seen[c] for c in sorted(seen)},
+    }
 
 
 def normalised_entropy(counts: Sequence[float]) -> float | None:
@@ -177,8 +190,9 @@ def speaking_balance(speakers: Iterable[str], members: Sequence[str]) -> float |
     return normalised_entropy([c.get(m, 0) for m in members])
 
 
-def role_confused(text: str, speaker: str, others: Sequence[str], user_name: str = "User",
-                  flagged: bool = False) -> bool:
+def role_confused(
+    text: str, speaker: str, others: Sequence[str], user_name: str = "User", flagged: bool = False
+) -> bool:
     """True when a reply speaks as someone else: the engine flagged it (it cut lines written as
     another participant), or what is left still carries another participant's label
     (``Theo: ...``, ``**User:**``), or it narrates another member's actions in a stage direction
@@ -197,8 +211,15 @@ def role_confused(text: str, speaker: str, others: Sequence[str], user_name: str
 
 # Fragments of the engine's own prompt framing (speaker tail, Director's note, judge rubric): a
 # reply that repeats them is echoing its instructions instead of talking to the user.
-PROMPT_FRAGMENTS = ("in character", "reply now as", "director's note", "'s turn.",
-                    "in a small group chat with", "your goals:", "how you talk:")
+PROMPT_FRAGMENTS = (
+    "in character",
+    "reply now as",
+    "director's note",
+    "'s turn.",
+    "in a small group chat with",
+    "your goals:",
+    "how you talk:",
+)
 
 
 def prompt_echo(text: str) -> bool:
@@ -225,8 +246,15 @@ def to_100(score: float | None) -> float | None:
 
 # -- statistics ---------------------------------------------------------------------------------
 
-def mean_ci(values: Iterable[float | None], *, level: float = 0.95, method: str = "bootstrap",
-            resamples: int = 2000, seed: int = 0) -> tuple[float | None, float | None, float | None, int]:
+
+def mean_ci(
+    values: Iterable[float | None],
+    *,
+    level: float = 0.95,
+    method: str = "bootstrap",
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float | None, float | None, float | None, int]:
     """Mean with a confidence interval over independent units (scenarios).
 
     ``method="bootstrap"``: percentile bootstrap with a fixed seed (reproducible);
@@ -242,6 +270,7 @@ def mean_ci(values: Iterable[float | None], *, level: float = 0.95, method: str 
     alpha = 1.0 - level
     if method == "t":
         from scipy import stats  # scipy comes with scikit-learn/sentence-transformers
+
         half = float(stats.t.ppf(1 - alpha / 2, n - 1) * xs.std(ddof=1) / math.sqrt(n))
         return mean, mean - half, mean + half, n
     if method != "bootstrap":

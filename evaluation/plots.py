@@ -30,8 +30,10 @@ AUTO_METRICS = [
 
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -51,15 +53,27 @@ def _err(row: dict | None) -> tuple[float, float, float]:
     return v, max(0.0, lo), max(0.0, hi)
 
 
-def grouped_bars(ax, groups: list[str], configs: list[str], get: Callable[[str, str], dict | None],
-                 cols: dict[str, str], labels: dict[str, str]) -> None:
+def grouped_bars(
+    ax,
+    groups: list[str],
+    configs: list[str],
+    get: Callable[[str, str], dict | None],
+    cols: dict[str, str],
+    labels: dict[str, str],
+) -> None:
     width = 0.8 / max(1, len(configs))
     x = np.arange(len(groups))
     for k, c in enumerate(configs):
         vals = [_err(get(g, c)) for g in groups]
-        ax.bar(x + (k - (len(configs) - 1) / 2) * width, [v[0] for v in vals], width,
-               yerr=np.array([[v[1] for v in vals], [v[2] for v in vals]]), capsize=2,
-               color=cols[c], label=labels.get(c, c))
+        ax.bar(
+            x + (k - (len(configs) - 1) / 2) * width,
+            [v[0] for v in vals],
+            width,
+            yerr=np.array([[v[1] for v in vals], [v[2] for v in vals]]),
+            capsize=2,
+            color=cols[c],
+            label=labels.get(c, c),
+        )
     ax.set_xticks(x)
     ax.set_xticklabels(groups, rotation=0, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
@@ -69,8 +83,14 @@ def judge_dimensions(path: Path, configs: list[str], look: Lookup, labels: dict[
     plt = _plt()
     fig, ax = plt.subplots(figsize=(10, 4))
     dims = list(DIMENSIONS) + ["mean"]
-    grouped_bars(ax, [d.replace("_", "\n") for d in dims], configs,
-                 lambda g, c: look(c, "judge." + g.replace("\n", "_")), colours(configs), labels)
+    grouped_bars(
+        ax,
+        [d.replace("_", "\n") for d in dims],
+        configs,
+        lambda g, c: look(c, "judge." + g.replace("\n", "_")),
+        colours(configs),
+        labels,
+    )
     ax.set_ylim(1, 5)
     ax.set_ylabel("judge score (1-5)")
     ax.set_title("Judge scores per dimension (mean over scenarios, 95% CI)")
@@ -87,19 +107,35 @@ def automatic(path: Path, configs: list[str], look: Lookup, labels: dict[str, st
     for ax, (metric, title) in zip(axes.flat, AUTO_METRICS):
         vals = [_err(look(c, metric)) for c in configs]
         x = np.arange(len(configs))
-        ax.bar(x, [v[0] for v in vals], yerr=np.array([[v[1] for v in vals], [v[2] for v in vals]]),
-               capsize=3, color=[cols[c] for c in configs])
+        ax.bar(
+            x,
+            [v[0] for v in vals],
+            yerr=np.array([[v[1] for v in vals], [v[2] for v in vals]]),
+            capsize=3,
+            color=[cols[c] for c in configs],
+        )
         ax.set_xticks(x)
         ax.set_xticklabels(configs, rotation=30, ha="right", fontsize=7)
         ax.set_title(title, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
         for xi, v in zip(x, vals):
             if np.isnan(v[0]):
-                ax.text(xi, 0.5, "n/a", ha="center", va="center", fontsize=7, color="#666",
-                        transform=ax.get_xaxis_transform())
+                ax.text(
+                    xi,
+                    0.5,
+                    "n/a",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="#666",
+                    transform=ax.get_xaxis_transform(),
+                )
         if metric in ("identifiability", "identifiability_exemplar"):
-            chance = [look(c, f"{metric}_chance", domain=d) for c in configs
-                      for d in ("support", "workplace", "creative")]
+            chance = [
+                look(c, f"{metric}_chance", domain=d)
+                for c in configs
+                for d in ("support", "workplace", "creative")
+            ]
             chance = [r["value"] for r in chance if r]
             if chance:
                 ax.axhline(float(np.mean(chance)), color="k", ls="--", lw=0.8)
@@ -109,13 +145,20 @@ def automatic(path: Path, configs: list[str], look: Lookup, labels: dict[str, st
     plt.close(fig)
 
 
-def by_domain(path: Path, configs: list[str], domains: list[str], look: Lookup, labels: dict[str, str]) -> None:
+def by_domain(
+    path: Path, configs: list[str], domains: list[str], look: Lookup, labels: dict[str, str]
+) -> None:
     plt = _plt()
     cols = colours(configs)
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    for ax, (metric, title) in zip(axes, [("judge.mean", "Judge mean (1-5)"),
-                                          ("redundancy", "Redundancy (lower is better)"),
-                                          ("identifiability", "Persona identifiability")]):
+    for ax, (metric, title) in zip(
+        axes,
+        [
+            ("judge.mean", "Judge mean (1-5)"),
+            ("redundancy", "Redundancy (lower is better)"),
+            ("identifiability", "Persona identifiability"),
+        ],
+    ):
         grouped_bars(ax, domains, configs, lambda g, c: look(c, metric, domain=g), cols, labels)
         ax.set_title(title, fontsize=9)
     axes[0].set_ylim(1, 5)
@@ -126,14 +169,29 @@ def by_domain(path: Path, configs: list[str], domains: list[str], look: Lookup, 
     plt.close(fig)
 
 
-def by_persona(path: Path, configs: list[str], personas: dict[str, list[str]], look: Lookup,
-               labels: dict[str, str], all_configs: list[str]) -> None:
+def by_persona(
+    path: Path,
+    configs: list[str],
+    personas: dict[str, list[str]],
+    look: Lookup,
+    labels: dict[str, str],
+    all_configs: list[str],
+) -> None:
     """One panel per domain: each member's judge mean per configuration."""
     plt = _plt()
     cols = colours(all_configs)
-    fig, axes = plt.subplots(1, max(1, len(personas)), figsize=(5 * max(1, len(personas)), 4), squeeze=False)
+    fig, axes = plt.subplots(
+        1, max(1, len(personas)), figsize=(5 * max(1, len(personas)), 4), squeeze=False
+    )
     for ax, (dom, names) in zip(axes.flat, personas.items()):
-        grouped_bars(ax, names, configs, lambda g, c: look(c, "judge.mean", domain=dom, persona=g), cols, labels)
+        grouped_bars(
+            ax,
+            names,
+            configs,
+            lambda g, c: look(c, "judge.mean", domain=dom, persona=g),
+            cols,
+            labels,
+        )
         ax.set_ylim(1, 5)
         ax.set_title(f"{dom}: judge mean per persona", fontsize=9)
     axes.flat[0].legend(fontsize=7)
@@ -142,8 +200,13 @@ def by_persona(path: Path, configs: list[str], personas: dict[str, list[str]], l
     plt.close(fig)
 
 
-def comparisons(path: Path, groups: list[tuple[str, ...]], look: Lookup, labels: dict[str, str],
-                all_configs: list[str]) -> None:
+def comparisons(
+    path: Path,
+    groups: list[tuple[str, ...]],
+    look: Lookup,
+    labels: dict[str, str],
+    all_configs: list[str],
+) -> None:
     plt = _plt()
     cols = colours(all_configs)
     fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.6), squeeze=False)
@@ -151,8 +214,13 @@ def comparisons(path: Path, groups: list[tuple[str, ...]], look: Lookup, labels:
         metric = "compare:" + "/".join(group) + ":share"
         vals = [_err(look(c, metric)) for c in group]
         x = np.arange(len(group))
-        ax.bar(x, [v[0] for v in vals], yerr=np.array([[v[1] for v in vals], [v[2] for v in vals]]),
-               capsize=3, color=[cols.get(c, "#888") for c in group])
+        ax.bar(
+            x,
+            [v[0] for v in vals],
+            yerr=np.array([[v[1] for v in vals], [v[2] for v in vals]]),
+            capsize=3,
+            color=[cols.get(c, "#888") for c in group],
+        )
         ax.axhline(1 / len(group), color="k", ls="--", lw=0.8)
         ax.set_xticks(x)
         ax.set_xticklabels(group, fontsize=8)

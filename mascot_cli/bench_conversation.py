@@ -16,21 +16,37 @@ from mascot_cli.bench_parts import USER_LINES, RawDecodeProbe, median
 
 # With --memory: a group lorebook keyed on the scripted conversation's words, and remembered facts
 # (one pinned), so companions read notes before their turns as they would in the app.
-BENCH_LOREBOOK = {"name": "bench", "token_budget": 160, "scan_depth": 2, "entries": [
-    {"keys": ["work", "manager"], "content": "{{user}} works at a logistics firm; the manager is Dana."},
-    {"keys": ["sleep", "sleeping", "bed"], "content": "{{user}} sleeps badly before big days."},
-    {"keys": ["review"], "content": "{{user}}'s annual review is on Friday at 10."},
-    {"keys": ["sister"], "content": "{{user}}'s sister Hannah is a nurse."},
-    {"keys": ["money", "quit", "quitting"], "content": "{{user}} is saving for a flat."},
-    {"keys": [], "constant": True, "content": "{{user}} likes short, practical replies."},
-]}
-BENCH_FACTS = [{"text": "I live in Leeds", "source": "auto", "pinned": True},
-               {"text": "My dog is called Rex", "source": "auto", "pinned": False},
-               {"text": "I'm allergic to peanuts", "source": "auto", "pinned": False}]
+BENCH_LOREBOOK = {
+    "name": "bench",
+    "token_budget": 160,
+    "scan_depth": 2,
+    "entries": [
+        {
+            "keys": ["work", "manager"],
+            "content": "{{user}} works at a logistics firm; the manager is Dana.",
+        },
+        {"keys": ["sleep", "sleeping", "bed"], "content": "{{user}} sleeps badly before big days."},
+        {"keys": ["review"], "content": "{{user}}'s annual review is on Friday at 10."},
+        {"keys": ["sister"], "content": "{{user}}'s sister Hannah is a nurse."},
+        {"keys": ["money", "quit", "quitting"], "content": "{{user}} is saving for a flat."},
+        {"keys": [], "constant": True, "content": "{{user}} likes short, practical replies."},
+    ],
+}
+BENCH_FACTS = [
+    {"text": "I live in Leeds", "source": "auto", "pinned": True},
+    {"text": "My dog is called Rex", "source": "auto", "pinned": False},
+    {"text": "I'm allergic to peanuts", "source": "auto", "pinned": False},
+]
 
 
-def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
-                 history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False) -> dict[str, Any]:
+def conversation(
+    rounds: int,
+    threads: int,
+    n_ctx: int,
+    max_tokens: int = 48,
+    history_tokens: int = DEFAULT_HISTORY_TOKENS,
+    memory: bool = False,
+) -> dict[str, Any]:
     """A long 3-companion conversation with the Director; per-turn prefill and TTFT. With
     ``memory``, companions also read lorebook entries and remembered facts (``BENCH_LOREBOOK``,
     ``BENCH_FACTS``) in notes before their turns; without it, memory is off."""
@@ -42,10 +58,17 @@ def conversation(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
             return done.value
 
 
-def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int = 48,
-                        history_tokens: int = DEFAULT_HISTORY_TOKENS, memory: bool = False,
-                        raw_probe: bool = True, model: str | None = None,
-                        keep_transcript: bool = False) -> Iterator[int]:
+def conversation_rounds(
+    rounds: int,
+    threads: int,
+    n_ctx: int,
+    max_tokens: int = 48,
+    history_tokens: int = DEFAULT_HISTORY_TOKENS,
+    memory: bool = False,
+    raw_probe: bool = True,
+    model: str | None = None,
+    keep_transcript: bool = False,
+) -> Iterator[int]:
     """``conversation`` one round at a time: yields after each round (so two conditions can
     take turns, round by round, and share the machine's drift); returns its result.
     ``raw_probe=False``: no raw llama.cpp decode after each round (the memory comparison does
@@ -57,9 +80,17 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
     group = load_set("support")
     if memory:
         group.lorebook = BENCH_LOREBOOK
-    chat = GroupChat(group, settings=ChatSettings(max_speakers=3, seed=5, max_tokens=max_tokens,
-                                                  history_tokens=history_tokens, memory=memory),
-                     backend_for=factory)
+    chat = GroupChat(
+        group,
+        settings=ChatSettings(
+            max_speakers=3,
+            seed=5,
+            max_tokens=max_tokens,
+            history_tokens=history_tokens,
+            memory=memory,
+        ),
+        backend_for=factory,
+    )
     if memory:
         chat.extra_facts = list(BENCH_FACTS)
     # time the chat spends making notes (lorebook scan, facts, recall, its safety check): memory's
@@ -75,14 +106,18 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
         finally:
             if counting[0]:
                 note_s[0] += time.perf_counter() - t
+
     chat.memory.note_lines = timed_note_lines
     turns: list[dict[str, Any]] = []
     rounds_out: list[dict[str, Any]] = []
     last_seen: dict[str, int] = {}  # companion -> transcript length after its last turn
     read_ahead: dict[str, int] = {}  # companion -> tokens it read ahead since its last turn
     runtime = factory(None)
-    probe = RawDecodeProbe(runtime.path if hasattr(runtime, "path") else None, n_ctx, threads) \
-        if raw_probe else None
+    probe = (
+        RawDecodeProbe(runtime.path if hasattr(runtime, "path") else None, n_ctx, threads)
+        if raw_probe
+        else None
+    )
     for r in range(rounds):
         # What the app does when a conversation opens and after each round, while the user
         # reads and types (ChatSession._warm_later): every companion and the Director read
@@ -95,14 +130,21 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
             read_ahead[name] = read_ahead.get(name, 0) + n
         t0 = time.perf_counter()
         director_s = 0.0
-        decisions: list[dict[str, Any]] = []  # the Director's choices this round (speaker, directive, time)
+        decisions: list[
+            dict[str, Any]
+        ] = []  # the Director's choices this round (speaker, directive, time)
         book_s = 0.0  # the bench's own accounting inside the round: not round time
         note_s[0] = 0.0
         for ev in chat.send(USER_LINES[r % len(USER_LINES)]):
             if ev.type == "director":
                 director_s += ev.data["seconds"]
-                decisions.append({"speaker": ev.data["speaker"], "directive": ev.data["directive"],
-                                  "seconds": ev.data["seconds"]})
+                decisions.append(
+                    {
+                        "speaker": ev.data["speaker"],
+                        "directive": ev.data["directive"],
+                        "seconds": ev.data["seconds"],
+                    }
+                )
             elif ev.type == "message" and not ev.data.get("safety"):
                 t_book = time.perf_counter()
                 counting[0] = False
@@ -123,13 +165,21 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
                 if prev is not None:
                     new += note_tokens
                 last_seen[name] = idx + 1
-                turns.append({"round": r + 1, "speaker": name, "prompt": ev.data["prompt_tokens"],
-                              "prefilled": ev.data["prefilled_tokens"] + read_ahead.pop(name, 0),
-                              "prefilled_in_turn": ev.data["prefilled_tokens"], "new": new,
-                              "note_tokens": note_tokens,
-                              "ttft_ms": ev.data["ttft_ms"], "tokens": ev.data["completion_tokens"],
-                              "decode_tps": ev.data.get("decode_tps", 0.0),
-                              "latency_ms": ev.data["latency_ms"]})
+                turns.append(
+                    {
+                        "round": r + 1,
+                        "speaker": name,
+                        "prompt": ev.data["prompt_tokens"],
+                        "prefilled": ev.data["prefilled_tokens"] + read_ahead.pop(name, 0),
+                        "prefilled_in_turn": ev.data["prefilled_tokens"],
+                        "new": new,
+                        "note_tokens": note_tokens,
+                        "ttft_ms": ev.data["ttft_ms"],
+                        "tokens": ev.data["completion_tokens"],
+                        "decode_tps": ev.data.get("decode_tps", 0.0),
+                        "latency_ms": ev.data["latency_ms"],
+                    }
+                )
                 counting[0] = True
                 book_s += time.perf_counter() - t_book
         round_s = time.perf_counter() - t0 - book_s
@@ -140,14 +190,24 @@ def conversation_rounds(rounds: int, threads: int, n_ctx: int, max_tokens: int =
             raw_tps = probe.decode_tps(int(median([t["prompt"] for t in here])))
             for t in here:
                 t["raw_decode_tps_same_round"] = raw_tps
-        rounds_out.append({"round": r + 1, "seconds": round_s, "director_s": director_s,
-                           "read_ahead_s": warm_s, "note_s": note_s[0], "director": decisions})
+        rounds_out.append(
+            {
+                "round": r + 1,
+                "seconds": round_s,
+                "director_s": director_s,
+                "read_ahead_s": warm_s,
+                "note_s": note_s[0],
+                "director": decisions,
+            }
+        )
         yield r + 1
     if probe is not None:
         probe.close()
     out: dict[str, Any] = {"turns": turns, "rounds": rounds_out}
     if keep_transcript:
-        out["transcript"] = [(t.role, t.speaker, t.text) for t in chat.transcript if t.role in ("user", "companion")]
+        out["transcript"] = [
+            (t.role, t.speaker, t.text) for t in chat.transcript if t.role in ("user", "companion")
+        ]
         out["names"] = list(chat.names)
         out["cards"] = {p.name: p.system_prompt(chat.names) for p in group.members}
     return out

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.llm.adapters import mem_kb, adapter_costs, synthetic_adapter
+from engine.llm.adapters import adapter_costs, mem_kb, synthetic_adapter
 from engine.llm.backend import GenRequest, director_lane_ctx
 from engine.llm.batch import batch_throughput
 from engine.llm.runtime import LlamaRuntime
@@ -20,17 +20,35 @@ from engine.models.registry import bundled_model_path
 from engine.personas import DEFAULT_SAMPLING
 
 USER_LINES = [
-    "I had a rough week at work and I can't switch off.", "My manager moved the deadline again.",
-    "I keep replaying a meeting where I froze.", "I haven't been sleeping well.",
-    "My friend says I should just quit.", "I like the people there though.",
-    "Maybe I need a holiday.", "Money is tight, so quitting is scary.", "What would you do?",
-    "I tried a walk at lunch today.", "It helped a little.", "Tomorrow I have a review.",
-    "I'm worried they'll say I'm slow.", "Last year they said I was thorough.",
-    "How do I prepare tonight without spiralling?", "Okay, I'll write three wins down.",
-    "One: I fixed the invoice bug.", "Two: I trained the new hire.", "Three: I shipped on time in May.",
-    "That actually looks decent.", "My sister called, she's proud of me.", "I'm still nervous.",
-    "Should I bring notes?", "Alright, notes it is.", "I'll go to bed early.", "Thanks, all of you.",
-    "Quick one: what do I say if they ask about the freeze?", "That's fair.", "Good night!",
+    "I had a rough week at work and I can't switch off.",
+    "My manager moved the deadline again.",
+    "I keep replaying a meeting where I froze.",
+    "I haven't been sleeping well.",
+    "My friend says I should just quit.",
+    "I like the people there though.",
+    "Maybe I need a holiday.",
+    "Money is tight, so quitting is scary.",
+    "What would you do?",
+    "I tried a walk at lunch today.",
+    "It helped a little.",
+    "Tomorrow I have a review.",
+    "I'm worried they'll say I'm slow.",
+    "Last year they said I was thorough.",
+    "How do I prepare tonight without spiralling?",
+    "Okay, I'll write three wins down.",
+    "One: I fixed the invoice bug.",
+    "Two: I trained the new hire.",
+    "Three: I shipped on time in May.",
+    "That actually looks decent.",
+    "My sister called, she's proud of me.",
+    "I'm still nervous.",
+    "Should I bring notes?",
+    "Alright, notes it is.",
+    "I'll go to bed early.",
+    "Thanks, all of you.",
+    "Quick one: what do I say if they ask about the freeze?",
+    "That's fair.",
+    "Good night!",
     "Back again, the review went well!",
 ]
 
@@ -39,8 +57,14 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
-def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 400,
-              gen_tokens: int = 96, decode_context: int = 64) -> dict[str, float]:
+def raw_speed(
+    model_path: str,
+    n_ctx: int,
+    threads: int,
+    prompt_tokens: int = 400,
+    gen_tokens: int = 96,
+    decode_context: int = 64,
+) -> dict[str, float]:
     """Plain llama.cpp: prefill and decode tokens/s with the same settings as the app
     (decode measured after ``decode_context`` tokens of context, like an app turn)."""
     llm = _raw_llama(model_path, n_ctx, threads)
@@ -51,7 +75,7 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
     t = time.perf_counter()
     llm.eval(toks)
     prefill = len(toks) / (time.perf_counter() - t)
-    ctx = long[:max(2, min(decode_context, n_ctx - gen_tokens - 8, len(long)))]
+    ctx = long[: max(2, min(decode_context, n_ctx - gen_tokens - 8, len(long)))]
     llm.reset()
     llm.eval(ctx[:-1])  # once: each run below reuses it (generate() matches the prefix)
     decode_runs = [_decode_tps(llm, ctx, gen_tokens, seed) for seed in (1, 2, 3)]
@@ -62,8 +86,16 @@ def raw_speed(model_path: str, n_ctx: int, threads: int, prompt_tokens: int = 40
 def _raw_llama(model_path: str, n_ctx: int, threads: int) -> Any:
     """A plain ``llama_cpp.Llama`` with the app runtime's settings (engine.llm.runtime.LlamaRuntime)."""
     import llama_cpp
-    return llama_cpp.Llama(model_path=model_path, n_ctx=n_ctx, n_batch=256, n_threads=threads,
-                           n_threads_batch=threads, seed=1, verbose=False)
+
+    return llama_cpp.Llama(
+        model_path=model_path,
+        n_ctx=n_ctx,
+        n_batch=256,
+        n_threads=threads,
+        n_threads_batch=threads,
+        seed=1,
+        verbose=False,
+    )
 
 
 def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
@@ -72,8 +104,13 @@ def _decode_tps(llm: Any, ctx: list[int], gen_tokens: int, seed: int) -> float:
     s = DEFAULT_SAMPLING
     llm.set_seed(seed)
     n, t = 0, None
-    for tok in llm.generate(ctx, temp=s["temperature"], top_k=s["top_k"], top_p=s["top_p"],
-                            repeat_penalty=s["repeat_penalty"]):
+    for tok in llm.generate(
+        ctx,
+        temp=s["temperature"],
+        top_k=s["top_k"],
+        top_p=s["top_p"],
+        repeat_penalty=s["repeat_penalty"],
+    ):
         if t is None:
             t = time.perf_counter()  # from the first sampled token: decode only
         n += 1
@@ -95,7 +132,7 @@ class RawDecodeProbe:
         self.n_ctx = n_ctx
 
     def decode_tps(self, context: int) -> float:
-        ctx = self.long[:max(2, min(context, self.n_ctx - self.gen_tokens - 8, len(self.long)))]
+        ctx = self.long[: max(2, min(context, self.n_ctx - self.gen_tokens - 8, len(self.long)))]
         return _decode_tps(self.llm, ctx, self.gen_tokens, seed=1)
 
     def close(self) -> None:
@@ -103,15 +140,21 @@ class RawDecodeProbe:
 
 
 def cold_start(threads: int, n_ctx: int) -> float:
-    code = ("import time,sys,os;t=float(sys.argv[1]);os.environ['MASCOT_THREADS']=sys.argv[2]\n"
-            "from engine.chat.group import GroupChat\nfrom engine.chat.settings import ChatSettings\n"
-            "from engine.chat.backends import default_backend_factory\n"
-            "from engine.persona_files import load_set\n"
-            f"c=GroupChat(load_set('support'),settings=ChatSettings(max_tokens=16),backend_for=default_backend_factory(None,n_ctx={n_ctx}))\n"
-            "for e in c.send('Hello everyone'):\n"
-            "    if e.type=='token': print(time.time()-t); break\n")
-    out = subprocess.run([sys.executable, "-c", code, repr(time.time()), str(threads)],
-                         capture_output=True, text=True, timeout=600)
+    code = (
+        "import time,sys,os;t=float(sys.argv[1]);os.environ['MASCOT_THREADS']=sys.argv[2]\n"
+        "from engine.chat.group import GroupChat\nfrom engine.chat.settings import ChatSettings\n"
+        "from engine.chat.backends import default_backend_factory\n"
+        "from engine.persona_files import load_set\n"
+        f"c=GroupChat(load_set('support'),settings=ChatSettings(max_tokens=16),backend_for=default_backend_factory(None,n_ctx={n_ctx}))\n"
+        "for e in c.send('Hello everyone'):\n"
+        "    if e.type=='token': print(time.time()-t); break\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, repr(time.time()), str(threads)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -120,8 +163,10 @@ def batch_speed(model: str, threads: int) -> dict[str, Any]:
     4 different prompts, and 4 samples of one prompt (the training case)."""
     rt = LlamaRuntime(model, n_ctx=2048, n_threads=threads)
     try:
-        return {"different_prompts": batch_throughput(rt, n_seq=4, max_tokens=48),
-                "one_prompt": batch_throughput(rt, n_seq=4, max_tokens=48, shared_prompt=True)}
+        return {
+            "different_prompts": batch_throughput(rt, n_seq=4, max_tokens=48),
+            "one_prompt": batch_throughput(rt, n_seq=4, max_tokens=48, shared_prompt=True),
+        }
     finally:
         rt.close()
 
@@ -136,7 +181,9 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
     try:
         line = "User: I keep thinking about what my friend said at dinner, and I can't let it go. "
         text = line * max(1, context_tokens // max(1, rt.count_tokens(line)))
-        req = GenRequest(slot="a", messages=[{"role": "user", "content": text}], max_tokens=1, temperature=0.0)
+        req = GenRequest(
+            slot="a", messages=[{"role": "user", "content": text}], max_tokens=1, temperature=0.0
+        )
         rt.generate(req).text()
         rt.generate(dataclasses.replace(req, slot="b")).text()
         t0 = time.perf_counter()
@@ -145,11 +192,16 @@ def lane_cost(model: str, threads: int, n_ctx: int, context_tokens: int = 1000) 
                 rt._switch_to("a" if i % 2 == 0 else "b")
         switch_ms = (time.perf_counter() - t0) * 100
         before = mem_kb()
-        rt.lane("director", director_lane_ctx(n_ctx)).generate(dataclasses.replace(req, slot="__director__")).text()
+        rt.lane("director", director_lane_ctx(n_ctx)).generate(
+            dataclasses.replace(req, slot="__director__")
+        ).text()
         after = mem_kb()
-        return {"context_tokens": rt.count_tokens(text), "slot_switch_ms": round(switch_ms, 2),
-                "lane_pss_mb": round((after["pss"] - before["pss"]) / 1024, 1),
-                "lane_rss_mb": round((after["rss"] - before["rss"]) / 1024, 1)}
+        return {
+            "context_tokens": rt.count_tokens(text),
+            "slot_switch_ms": round(switch_ms, 2),
+            "lane_pss_mb": round((after["pss"] - before["pss"]) / 1024, 1),
+            "lane_rss_mb": round((after["rss"] - before["rss"]) / 1024, 1),
+        }
     finally:
         rt.close()
 

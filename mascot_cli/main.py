@@ -37,42 +37,106 @@ def cli() -> None:
 
 # -- chat ---------------------------------------------------------------------------------------
 
+
 @cli.command()
-@click.option("--group", "-g", default="support", show_default=True,
-              help="A bundled/imported persona set (support, workplace, writers-room) or a .json/.png file.")
-@click.option("--policy", "-p", type=click.Choice(["director", "round-robin", "random", "all"]),
-              default="director", show_default=True, help="Who speaks next.")
-@click.option("--max-speakers", type=int, default=3, show_default=True,
-              help="At most this many companions answer per round (`all` ignores it).")
-@click.option("--min-speakers", type=int, default=None,
-              help="The Director may end a round once this many companions spoke "
-                   "(default: --max-speakers, i.e. full rounds; 1 lets it end early).")
+@click.option(
+    "--group",
+    "-g",
+    default="support",
+    show_default=True,
+    help="A bundled/imported persona set (support, workplace, writers-room) or a .json/.png file.",
+)
+@click.option(
+    "--policy",
+    "-p",
+    type=click.Choice(["director", "round-robin", "random", "all"]),
+    default="director",
+    show_default=True,
+    help="Who speaks next.",
+)
+@click.option(
+    "--max-speakers",
+    type=int,
+    default=3,
+    show_default=True,
+    help="At most this many companions answer per round (`all` ignores it).",
+)
+@click.option(
+    "--min-speakers",
+    type=int,
+    default=None,
+    help="The Director may end a round once this many companions spoke "
+    "(default: --max-speakers, i.e. full rounds; 1 lets it end early).",
+)
 @click.option("--say", "say", default=None, help="Send one message, run one round and exit.")
-@click.option("--json", "as_json", is_flag=True, help="With --say: print one JSON object per event.")
-@click.option("--conversation", "-c", type=int, default=None, help="Continue a stored conversation by id.")
-@click.option("--model", "-m", default=None, help="Model for companions without their own (name or .gguf path).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="With --say: print one JSON object per event."
+)
+@click.option(
+    "--conversation", "-c", type=int, default=None, help="Continue a stored conversation by id."
+)
+@click.option(
+    "--model",
+    "-m",
+    default=None,
+    help="Model for companions without their own (name or .gguf path).",
+)
 @click.option("--director-model", default=None, help="Model for the Director (default: --model).")
-@click.option("--region", default=None, help="Crisis resources region (US, UK, CA, AU, IE, DE, FR, IN, NZ, INTL).")
+@click.option(
+    "--region",
+    default=None,
+    help="Crisis resources region (US, UK, CA, AU, IE, DE, FR, IN, NZ, INTL).",
+)
 @click.option("--seed", type=int, default=None, help="Sampling seed, for repeatable rounds.")
-@click.option("--max-tokens", type=int, default=None, help="Longest reply in tokens (default per persona).")
-@click.option("--name", "user_name", default="User", show_default=True, help="What the companions call you.")
-@click.option("--history-tokens", type=int, default=None,
-              help="Recent conversation each companion reads, in tokens (default 2048; 0 = all that fits).")
+@click.option(
+    "--max-tokens", type=int, default=None, help="Longest reply in tokens (default per persona)."
+)
+@click.option(
+    "--name", "user_name", default="User", show_default=True, help="What the companions call you."
+)
+@click.option(
+    "--history-tokens",
+    type=int,
+    default=None,
+    help="Recent conversation each companion reads, in tokens (default 2048; 0 = all that fits).",
+)
 @click.option("--no-color", is_flag=True, help="Plain text output.")
 @click.option("--no-save", is_flag=True, help="Do not store this conversation in the history.")
-def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, say: str | None,
-         as_json: bool, conversation: int | None, model: str | None, director_model: str | None,
-         region: str | None, seed: int | None, max_tokens: int | None, user_name: str,
-         history_tokens: int | None, no_color: bool, no_save: bool) -> None:
+def chat(
+    group: str,
+    policy: str,
+    max_speakers: int,
+    min_speakers: int | None,
+    say: str | None,
+    as_json: bool,
+    conversation: int | None,
+    model: str | None,
+    director_model: str | None,
+    region: str | None,
+    seed: int | None,
+    max_tokens: int | None,
+    user_name: str,
+    history_tokens: int | None,
+    no_color: bool,
+    no_save: bool,
+) -> None:
     """Talk with a group of companions (interactive, or one round with --say)."""
     if as_json and say is None:
-        raise InputError("--json needs --say \"TEXT\" (one round, machine-readable).")
+        raise InputError('--json needs --say "TEXT" (one round, machine-readable).')
     if max_tokens is not None and not 8 <= max_tokens <= 1024:
         raise InputError("--max-tokens must be between 8 and 1024.")
-    settings = ChatSettings(policy=policy, max_speakers=max_speakers, min_speakers=min_speakers,
-                            user_name=user_name.strip() or "User", region=region, seed=seed,
-                            model=model, director_model=director_model, max_tokens=max_tokens,
-                            **({} if history_tokens is None else {"history_tokens": history_tokens}))
+    settings = ChatSettings(
+        policy=policy,
+        max_speakers=max_speakers,
+        min_speakers=min_speakers,
+        user_name=user_name.strip() or "User",
+        region=region,
+        seed=seed,
+        model=model,
+        director_model=director_model,
+        max_tokens=max_tokens,
+        **({} if history_tokens is None else {"history_tokens": history_tokens}),
+    )
     store = None if no_save else open_store()
     pset = load_set(group)
     session = GroupChat(pset, settings=settings, store=store, conversation_id=conversation)
@@ -80,10 +144,15 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
     if say is not None:
         _round(session, say, as_json, color)
         return
-    click.echo(paint(f"{pset.title}", "#888888", color) + " — " + ", ".join(
-        paint(p.name, p.color, color) for p in session.members))
+    click.echo(
+        paint(f"{pset.title}", "#888888", color)
+        + " — "
+        + ", ".join(paint(p.name, p.color, color) for p in session.members)
+    )
     click.echo(DISCLOSURE)
-    click.echo("Type a message and press Enter. /help for commands, /quit to leave; Ctrl+C stops a round.")
+    click.echo(
+        "Type a message and press Enter. /help for commands, /quit to leave; Ctrl+C stops a round."
+    )
     # Prefill every companion's prompt while the user types (stopped as soon as they send).
     stop_warm = threading.Event()
     warm = threading.Thread(target=_quiet(session.warm), args=(stop_warm,), daemon=True)
@@ -111,11 +180,13 @@ def chat(group: str, policy: str, max_speakers: int, min_speakers: int | None, s
 
 def _quiet(fn: Any) -> Any:
     """Run a background helper; a failure there must not disturb the prompt (it is logged)."""
+
     def run(*args: Any) -> None:
         try:
             fn(*args)
         except Exception:
             log.debug("background warm-up failed", exc_info=True)
+
     return run
 
 
@@ -125,8 +196,9 @@ def _command(session: Any, line: str) -> bool:
     if cmd in ("quit", "exit", "q"):
         return True
     if cmd == "help":
-        click.echo("/mute NAME, /unmute NAME, /policy director|round-robin|random|all, "
-                   "/max N, /who, /quit")
+        click.echo(
+            "/mute NAME, /unmute NAME, /policy director|round-robin|random|all, /max N, /who, /quit"
+        )
     elif cmd in ("mute", "unmute"):
         try:
             session.mute(arg, cmd == "mute")
@@ -162,7 +234,7 @@ def _round(session: Any, text: str, as_json: bool, color: bool) -> None:
         try:
             for ev in session.send(text, cancel):
                 events.put(ev)
-        except BaseException as e:  # delivered to the main thread
+        except BaseException as e:  # noqa: BLE001 - delivered to the main thread
             failure.append(e)
         finally:
             events.put(None)
@@ -194,8 +266,11 @@ def _round(session: Any, text: str, as_json: bool, color: bool) -> None:
             click.echo(ev.data["text"], nl=False)
         elif ev.type == "message":
             if streaming != ev.data["speaker"]:  # safety messages are not streamed
-                click.echo(paint(f"{ev.data['speaker']}: ", colors.get(ev.data["speaker"]), color)
-                           + ev.data["text"], nl=False)
+                click.echo(
+                    paint(f"{ev.data['speaker']}: ", colors.get(ev.data["speaker"]), color)
+                    + ev.data["text"],
+                    nl=False,
+                )
             click.echo()
             streaming = None
         elif ev.type == "safety":
@@ -203,7 +278,9 @@ def _round(session: Any, text: str, as_json: bool, color: bool) -> None:
                 click.echo(paint(f"⚠ EMERGENCY: {ev.data['emergency']['text']}", "#d9534f", color))
             click.echo(paint("⚠ You matter, and help is available right now:", "#d9534f", color))
             for r in ev.data["resources"]:
-                click.echo(f"  • {r['name']}: {r['contact']}" + (f" ({r['url']})" if r.get("url") else ""))
+                click.echo(
+                    f"  • {r['name']}: {r['contact']}" + (f" ({r['url']})" if r.get("url") else "")
+                )
         elif ev.type == "notice":
             click.echo(paint(f"[{ev.data['text']}]", "#888888", color, bold=False))
         elif ev.type == "memory":
@@ -230,7 +307,7 @@ def _log_file() -> Path | None:
         d = user_dir() / "logs"
         d.mkdir(exist_ok=True)
         return d / "mascot.log"
-    except Exception:
+    except Exception:  # noqa: BLE001 - no log file is no reason to fail
         return None
 
 
@@ -250,13 +327,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("Stopped.", err=True)
         return 130
-    except Exception as e:  # never a traceback for users: log it, show one line
+    except Exception as e:  # noqa: BLE001 - never a traceback for users: log it, show one line
         path = _log_file()
         if path:
             with open(path, "a", encoding="utf-8") as f:
                 f.write(traceback.format_exc() + "\n")
-        click.echo(f"Error: unexpected failure ({type(e).__name__}: {str(e)[:200]})"
-                   + (f"; details in {path}" if path else ""), err=True)
+        click.echo(
+            f"Error: unexpected failure ({type(e).__name__}: {str(e)[:200]})"
+            + (f"; details in {path}" if path else ""),
+            err=True,
+        )
         return 2
 
 

@@ -3,6 +3,7 @@
 Every wait is on a Qt signal or a condition (``qtbot.waitSignal`` / ``waitUntil``), never a sleep.
 Rounds use small reply lengths (the app's own "Longest reply" setting) to stay fast.
 """
+
 import json
 import shutil
 import sys
@@ -12,23 +13,23 @@ import zipfile
 from dataclasses import replace
 
 import pytest
+from app_helpers import open_window
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
+from test_hub import FILE, REPO, StandInHub, closed_port_endpoint
 
 from app import theme, widgets
 from app.config import AppSettings
 from app.notify import install_excepthooks, log_path
 from app.persona_editor import PersonaEditor
 from app.window import MainWindow
-from app_helpers import open_window
 from engine.card_files import export_card
 from engine.models.hub import OFFLINE
 from engine.models.registry import BUNDLED_NAME
-from engine.personas import persona_from_dict
 from engine.persona_files import load_set
+from engine.personas import persona_from_dict
 from engine.safety import DISCLOSURE
-from test_hub import FILE, REPO, StandInHub, closed_port_endpoint
 
 ROUND_TIMEOUT = 180_000  # ms; the 2 shared cores can be busy with other work
 
@@ -80,11 +81,14 @@ def rows(window, role=None):
 
 # -- first run ------------------------------------------------------------------------------------
 
+
 def test_first_run_opens_the_support_circle_with_the_disclosure(window, qtbot):
     s = window.session
     assert [c["group_name"] for c in s.conversations.rows] == ["support"]
     assert s.chat.names == load_set("support").names
-    assert window.disclosure.isVisible() and DISCLOSURE in window.disclosure.body.text().replace("&#x27;", "'")
+    assert window.disclosure.isVisible() and DISCLOSURE in window.disclosure.body.text().replace(
+        "&#x27;", "'"
+    )
     assert BUNDLED_NAME in window.model_label.text()
     assert window.chat_view.empty.isVisible()
     qtbot.mouseClick(window.disclosure.close_button, Qt.MouseButton.LeftButton)
@@ -112,6 +116,7 @@ def test_shift_enter_adds_a_line_and_empty_text_is_not_sent(window, qtbot):
 
 # -- rounds ------------------------------------------------------------------------------------
 
+
 @pytest.mark.model
 def test_a_round_streams_bubbles_from_several_companions(window, qtbot):
     # Replies long enough to stream in several pieces (only text cleanup may still cut is held back).
@@ -131,14 +136,18 @@ def test_a_round_streams_bubbles_from_several_companions(window, qtbot):
     speakers = [r["speaker"] for r in companions]
     assert len(set(speakers)) == 2 and all(r["text"] and r["id"] for r in companions)
     assert info["speakers"] == speakers and not info["cancelled"]
-    assert {t for t in tokens} == set(speakers) and len(tokens) >= 4  # streamed, several pieces each
+    assert {t for t in tokens} == set(speakers) and len(
+        tokens
+    ) >= 4  # streamed, several pieces each
     assert all(f"{name} is typing…" in typing for name in speakers)
     assert window.composer.typing.text == "" and window.composer.edit.toPlainText() == ""
     bubbles = [window.chat_view.row_for(r["id"]) for r in companions]
     assert all(b is not None and b.label.text() == r["text"] for b, r in zip(bubbles, companions))
     assert [r["speaker"] for r in window.session.director_log.rows if r.get("speaker")] == speakers
     # The window kept repainting while the model worked on another thread.
-    assert len(ticks) > 5  # the event loop kept running during the round (it runs on a worker thread)
+    assert (
+        len(ticks) > 5
+    )  # the event loop kept running during the round (it runs on a worker thread)
     stored = s.store.messages(s.cid)
     assert [m["role"] for m in stored] == ["user", "companion", "companion"]
     assert s.conversations.rows[0]["title"] == "Hello everyone, how was your day?"  # auto-title
@@ -170,6 +179,7 @@ def test_a_new_message_stops_the_read_ahead_before_its_round(window, qtbot, monk
     def warm(cancel):  # the read-ahead, held until a job cancels it
         cancel.wait(ROUND_TIMEOUT / 1000)
         ended.append(cancel.is_set())
+
     monkeypatch.setattr(s.chat, "warm", warm)
     seen_at_start = []
     s.busy_changed.connect(lambda busy: busy and seen_at_start.append(list(ended)))
@@ -185,7 +195,9 @@ def test_stop_ends_the_round_within_a_second(window, qtbot):
     window.session.apply_settings(replace(window.session.settings, max_tokens=400))
     use_round_robin(window, 3)
     s = window.session
-    qtbot.keyClicks(window.composer.edit, "Tell me a long story about the sea, with lots of detail.")
+    qtbot.keyClicks(
+        window.composer.edit, "Tell me a long story about the sea, with lots of detail."
+    )
     with qtbot.waitSignal(s.token_received, timeout=ROUND_TIMEOUT):
         qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
     assert window.composer.stop_button.isVisible() and s.busy
@@ -250,7 +262,7 @@ def test_an_emergency_banner_leads_with_the_number_to_call(window, qtbot, monkey
     send(qtbot, window, "I took a whole bottle of sleeping pills an hour ago", timeout=30_000)
     assert window.crisis.isVisible() and window.crisis.title.text() == "This is an emergency."
     body = window.crisis.body.text()
-    assert body.index("Call 999 now.") < body.index("Samaritans")   # the number comes first
+    assert body.index("Call 999 now.") < body.index("Samaritans")  # the number comes first
     assert "English, German and French" in body
     safety = rows(window, "safety")
     assert len(safety) == 1 and safety[0]["text"].startswith("Please call 999 now")
@@ -258,7 +270,12 @@ def test_an_emergency_banner_leads_with_the_number_to_call(window, qtbot, monkey
 
 def test_an_emergency_in_german_gets_a_german_banner(window, qtbot, monkeypatch):
     monkeypatch.setenv("MASCOT_REGION", "DE")
-    send(qtbot, window, "sitze im Auto in der Garage, der Motor läuft, das Tor ist zu", timeout=30_000)
+    send(
+        qtbot,
+        window,
+        "sitze im Auto in der Garage, der Motor läuft, das Tor ist zu",
+        timeout=30_000,
+    )
     assert window.crisis.isVisible() and window.crisis.title.text() == "Das ist ein Notfall."
     body = window.crisis.body.text()
     assert body.index("Ruf jetzt 112 an.") < body.index("TelefonSeelsorge")
@@ -267,27 +284,41 @@ def test_an_emergency_in_german_gets_a_german_banner(window, qtbot, monkeypatch)
     assert len(safety) == 1 and safety[0]["text"].startswith("Bitte ruf jetzt 112 an")
 
 
-def test_an_overdose_of_a_named_medicine_in_french_gets_a_french_emergency_banner(window, qtbot, monkeypatch):
+def test_an_overdose_of_a_named_medicine_in_french_gets_a_french_emergency_banner(
+    window, qtbot, monkeypatch
+):
     monkeypatch.setenv("MASCOT_REGION", "FR")
-    send(qtbot, window, "J'ai pris toute la boîte de Seroplex il y a une heure, je vois flou", timeout=30_000)
+    send(
+        qtbot,
+        window,
+        "J'ai pris toute la boîte de Seroplex il y a une heure, je vois flou",
+        timeout=30_000,
+    )
     assert window.crisis.isVisible() and window.crisis.title.text() == "C'est une urgence."
     body = window.crisis.body.text()
     assert body.index("Appelle le 112 maintenant.") < body.index("3114")
     assert "Secours" in body and "Emergency services" not in body
     safety = rows(window, "safety")
-    assert len(safety) == 1 and safety[0]["text"].startswith("S'il te plaît, appelle le 112 maintenant")
+    assert len(safety) == 1 and safety[0]["text"].startswith(
+        "S'il te plaît, appelle le 112 maintenant"
+    )
     assert "- Secours: Appelle le 112 maintenant" in safety[0]["text"]
 
 
 # -- personas and cards ---------------------------------------------------------------------------
+
 
 def test_persona_editor_validates_live_and_names_the_field(qtbot):
     mia = load_set("support").member("Mia")
     dlg = PersonaEditor(mia, [BUNDLED_NAME])
     qtbot.addWidget(dlg)
     assert dlg.persona == mia and dlg.save_button.isEnabled() and not dlg.error
-    for widget, value, field in ((dlg.role, "", "'role'"), (dlg.traits, " , ", "'traits'"),
-                                 (dlg.color, "blue", "'color'"), (dlg.name, "Mia: the first", "'name'")):
+    for widget, value, field in (
+        (dlg.role, "", "'role'"),
+        (dlg.traits, " , ", "'traits'"),
+        (dlg.color, "blue", "'color'"),
+        (dlg.name, "Mia: the first", "'name'"),
+    ):
         old = widget.text()
         widget.setText(value)
         assert field in dlg.error_label.text() and not dlg.save_button.isEnabled()
@@ -299,7 +330,10 @@ def test_persona_editor_validates_live_and_names_the_field(qtbot):
     dlg.style.setPlainText("Short and kind.")
     dlg.own_sampling.setChecked(True)
     dlg.temperature.setValue(1.25)
-    assert dlg.persona.speaking_style == "Short and kind." and dlg.persona.sampling["temperature"] == 1.25
+    assert (
+        dlg.persona.speaking_style == "Short and kind."
+        and dlg.persona.sampling["temperature"] == 1.25
+    )
 
     blank = PersonaEditor(None, [])
     qtbot.addWidget(blank)
@@ -307,8 +341,14 @@ def test_persona_editor_validates_live_and_names_the_field(qtbot):
 
 
 def card(tmp_path, name, suffix=".png"):
-    p = persona_from_dict({"name": name, "role": "a stargazer who notices small things",
-                           "traits": ["calm", "curious"], "speaking_style": "Quiet and precise."})
+    p = persona_from_dict(
+        {
+            "name": name,
+            "role": "a stargazer who notices small things",
+            "traits": ["calm", "curious"],
+            "speaking_style": "Quiet and precise.",
+        }
+    )
     return export_card(p, tmp_path / f"{name}{suffix}")
 
 
@@ -316,12 +356,22 @@ def drop(target, path):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     pos = QPointF(target.rect().center())
-    enter = QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(
+        pos.toPoint(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(target, enter)
     assert enter.isAccepted()
-    ev = QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                    Qt.KeyboardModifier.NoModifier)
+    ev = QDropEvent(
+        pos,
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(target, ev)
     return ev
 
@@ -366,6 +416,7 @@ def test_group_panel_mutes_removes_and_sets_policy(window, qtbot):
 
 # -- models -----------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def models_dialog(window, qtbot):
     dlg = window.open_models()
@@ -373,7 +424,9 @@ def models_dialog(window, qtbot):
     return dlg
 
 
-def test_model_manager_adds_verifies_and_assigns_a_model(window, models_dialog, qtbot, tmp_path, bundled_path):
+def test_model_manager_adds_verifies_and_assigns_a_model(
+    window, models_dialog, qtbot, tmp_path, bundled_path
+):
     dlg = models_dialog
     assert dlg.model.items[0].name == BUNDLED_NAME and dlg.model.items[0].quantization == "Q4_1"
     copy = tmp_path / "my-copy.gguf"
@@ -392,7 +445,9 @@ def test_model_manager_adds_verifies_and_assigns_a_model(window, models_dialog, 
     assert window.session.store.members(window.session.cid)[1]["model"] == added_info.name
 
 
-def test_model_manager_gives_a_model_to_the_director(window, models_dialog, qtbot, tmp_path, bundled_path):
+def test_model_manager_gives_a_model_to_the_director(
+    window, models_dialog, qtbot, tmp_path, bundled_path
+):
     """The Director's model is chosen where the companions' are: "the Director" is the last
     entry of the assign list. The choice holds for the open conversation from its next decision
     on, is kept in the app's settings (and so for the next conversation and the next start),
@@ -400,6 +455,7 @@ def test_model_manager_gives_a_model_to_the_director(window, models_dialog, qtbo
     with one line and changes nothing."""
     from app.config import AppSettings
     from app.models_dialog import DIRECTOR
+
     dlg = models_dialog
     assert dlg.member.itemText(dlg.member.count() - 1) == "the Director"
     assert dlg.director_label.text() == "Director: the group's model"
@@ -413,8 +469,13 @@ def test_model_manager_gives_a_model_to_the_director(window, models_dialog, qtbo
     dlg.member.setCurrentIndex(dlg.member.findData(DIRECTOR))
     dlg.assign_button.click()
     s = window.session
-    assert s.chat.settings.director_model == name and s.chat.policy().backend.path == str(copy.resolve())
-    assert dlg.director_label.text() == f"Director: {name}" and "The Director now uses" in dlg.status.text()
+    assert s.chat.settings.director_model == name and s.chat.policy().backend.path == str(
+        copy.resolve()
+    )
+    assert (
+        dlg.director_label.text() == f"Director: {name}"
+        and "The Director now uses" in dlg.status.text()
+    )
     assert AppSettings.load().director_model == name
     assert [m.name for m in s.chat.members if m.model] == []  # no companion got it
     errors = []
@@ -431,14 +492,20 @@ def test_model_manager_gives_a_model_to_the_director(window, models_dialog, qtbo
 
 @pytest.fixture
 def hub(bundled_path):
-    server = StandInHub({f"/{REPO}/resolve/main/{FILE}": bundled_path,
-                         f"/{REPO}/resolve/main/stuck.gguf": bundled_path},
-                        stall_after={f"/{REPO}/resolve/main/stuck.gguf": 4 << 20})
+    server = StandInHub(
+        {
+            f"/{REPO}/resolve/main/{FILE}": bundled_path,
+            f"/{REPO}/resolve/main/stuck.gguf": bundled_path,
+        },
+        stall_after={f"/{REPO}/resolve/main/stuck.gguf": 4 << 20},
+    )
     yield server
     server.close()
 
 
-def test_download_from_the_hub_with_progress_and_cancel(window, models_dialog, qtbot, hub, monkeypatch):
+def test_download_from_the_hub_with_progress_and_cancel(
+    window, models_dialog, qtbot, hub, monkeypatch
+):
     dlg = models_dialog
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)  # the loopback stand-in, never the internet
     values = []
@@ -459,7 +526,9 @@ def test_download_from_the_hub_with_progress_and_cancel(window, models_dialog, q
     with qtbot.waitSignal(dlg.download_finished, timeout=5_000) as finished:
         qtbot.mouseClick(dlg.cancel_button, Qt.MouseButton.LeftButton)
     assert finished.args == [False] and "cancelled" in dlg.status.text()
-    assert not list(dlg.models_dir().glob("*.part")) and not (dlg.models_dir() / "stuck.gguf").exists()
+    assert (
+        not list(dlg.models_dir().glob("*.part")) and not (dlg.models_dir() / "stuck.gguf").exists()
+    )
 
     monkeypatch.setenv("HF_ENDPOINT", closed_port_endpoint())
     with qtbot.waitSignal(dlg.download_finished, timeout=30_000) as finished:
@@ -468,6 +537,7 @@ def test_download_from_the_hub_with_progress_and_cancel(window, models_dialog, q
 
 
 # -- sidebar, settings, errors ----------------------------------------------------------------------
+
 
 def test_sidebar_new_rename_search_and_delete(window, qtbot, monkeypatch):
     s, bar = window.session, window.sidebar
@@ -479,7 +549,7 @@ def test_sidebar_new_rename_search_and_delete(window, qtbot, monkeypatch):
     assert len(s.conversations.rows) == 2 and bar.current == s.cid
 
     index = s.conversations.index(s.conversations.row_of(s.cid))
-    assert s.conversations.setData(index, "Project planning")   # what the inline editor does
+    assert s.conversations.setData(index, "Project planning")  # what the inline editor does
     assert s.store.conversation(s.cid)["title"] == "Project planning"
     assert window.header.title.text() == "Project planning"
 
@@ -500,6 +570,7 @@ def test_sidebar_new_rename_search_and_delete(window, qtbot, monkeypatch):
 
 def test_settings_export_and_delete_all_data(window, qtbot, tmp_path, monkeypatch):
     from app.settings_dialog import SettingsDialog
+
     s = window.session
     s.store.add_message(s.cid, role="user", speaker="User", text="a private thought")
     imported = tmp_path / "mascot-home" / "personas" / "Luna.json"
@@ -517,9 +588,12 @@ def test_settings_export_and_delete_all_data(window, qtbot, tmp_path, monkeypatc
     assert "models.json" in names
 
     from engine.llm.backend import GenRequest
+
     rt = s.backend_for(None)  # the companions' KV caches hold conversation text too
     for slot in ("Mia", "Leo"):
-        rt.prefill(GenRequest(slot=slot, messages=[{"role": "user", "content": "User: a private thought"}]))
+        rt.prefill(
+            GenRequest(slot=slot, messages=[{"role": "user", "content": "User: a private thought"}])
+        )
     assert rt.slot_bytes() > 0 and rt.llm.n_tokens > 0
 
     monkeypatch.setattr(widgets, "ask", lambda *a: True)
@@ -561,6 +635,7 @@ def test_unexpected_errors_reach_the_notification_path_and_the_log(window, qtbot
 
         def fail():
             raise RuntimeError("boom in a thread")
+
         with qtbot.waitSignal(window.notifier.posted) as blocker:
             t = threading.Thread(target=fail)
             t.start()

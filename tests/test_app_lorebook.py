@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from app_helpers import open_window
 from PySide6.QtCore import Qt
 
 from app import theme
-from app_helpers import open_window
 
 pytestmark = pytest.mark.model
 ROUND_TIMEOUT = 180_000
@@ -31,8 +31,22 @@ def window(qtbot):
     w.close()
 
 
-def fill(dlg, qtbot, *, keys="", secondary="", content="", selective=False, constant=False,
-         case=False, enabled=True, order=100, priority=10, position="after_char", name=""):
+def fill(
+    dlg,
+    qtbot,
+    *,
+    keys="",
+    secondary="",
+    content="",
+    selective=False,
+    constant=False,
+    case=False,
+    enabled=True,
+    order=100,
+    priority=10,
+    position="after_char",
+    name="",
+):
     dlg.name.setText(name)
     dlg.keys.clear()
     qtbot.keyClicks(dlg.keys, keys)
@@ -59,25 +73,58 @@ def test_lorebook_editor_adds_edits_deletes_and_the_entry_reaches_the_prompt(win
     # an entry that must fire, a selective one, a constant one, a disabled one, a case-sensitive one
     fill(dlg, qtbot, name="Lighthouse", keys="lighthouse, beacon", content=LIGHTHOUSE, order=20)
     dlg.save_button.click()
-    fill(dlg, qtbot, keys="cove", secondary="night, boat", selective=True,
-         content="Smugglers used the north cove.", order=30)
+    fill(
+        dlg,
+        qtbot,
+        keys="cove",
+        secondary="night, boat",
+        selective=True,
+        content="Smugglers used the north cove.",
+        order=30,
+    )
     dlg.new_button.click()
-    fill(dlg, qtbot, keys="cove", secondary="night, boat", selective=True,
-         content="Smugglers used the north cove.", order=30)
+    fill(
+        dlg,
+        qtbot,
+        keys="cove",
+        secondary="night, boat",
+        selective=True,
+        content="Smugglers used the north cove.",
+        order=30,
+    )
     dlg.save_button.click()
     dlg.new_button.click()
-    fill(dlg, qtbot, constant=True, content="{{user}} likes short replies.", position="before_char", order=5)
+    fill(
+        dlg,
+        qtbot,
+        constant=True,
+        content="{{user}} likes short replies.",
+        position="before_char",
+        order=5,
+    )
     dlg.save_button.click()
     dlg.new_button.click()
     fill(dlg, qtbot, keys="captain", content="Mara used to be called Captain Red.", enabled=False)
     dlg.save_button.click()
     dlg.new_button.click()
-    fill(dlg, qtbot, keys="Ferry", case=True, content="The ferry leaves at 6:40 sharp.", priority=50)
+    fill(
+        dlg, qtbot, keys="Ferry", case=True, content="The ferry leaves at 6:40 sharp.", priority=50
+    )
     dlg.save_button.click()
     rows = s.store.lore_entries(group)
-    assert [r["content"][:10] for r in rows] == ["The old li", "Smugglers ", "{{user}} l", "Mara used ", "The ferry "]
+    assert [r["content"][:10] for r in rows] == [
+        "The old li",
+        "Smugglers ",
+        "{{user}} l",
+        "Mara used ",
+        "The ferry ",
+    ]
     light, cove, const, captain, ferry = rows
-    assert light["keys"] == ["lighthouse", "beacon"] and light["name"] == "Lighthouse" and light["insertion_order"] == 20
+    assert (
+        light["keys"] == ["lighthouse", "beacon"]
+        and light["name"] == "Lighthouse"
+        and light["insertion_order"] == 20
+    )
     assert cove["selective"] and cove["secondary_keys"] == ["night", "boat"]
     assert const["constant"] and const["position"] == "before_char"
     assert not captain["enabled"] and ferry["case_sensitive"] and ferry["priority"] == 50
@@ -94,14 +141,23 @@ def test_lorebook_editor_adds_edits_deletes_and_the_entry_reaches_the_prompt(win
 
     # edit: select the ferry entry, change its keys; delete the captain entry
     dlg.list.setCurrentIndex(s.lorebook.index(4))
-    assert dlg.save_button.text() == "Save entry" and dlg.keys.text() == "Ferry" and dlg.case.isChecked()
+    assert (
+        dlg.save_button.text() == "Save entry"
+        and dlg.keys.text() == "Ferry"
+        and dlg.case.isChecked()
+    )
     dlg.keys.clear()
     qtbot.keyClicks(dlg.keys, "Ferry, Harbour")
     dlg.save_button.click()
     assert s.store.lore_entry(ferry["id"])["keys"] == ["Ferry", "Harbour"]
     dlg.list.setCurrentIndex(s.lorebook.index(3))
     dlg.delete_button.click()
-    assert [r["id"] for r in s.store.lore_entries(group)] == [light["id"], cove["id"], const["id"], ferry["id"]]
+    assert [r["id"] for r in s.store.lore_entries(group)] == [
+        light["id"],
+        cove["id"],
+        const["id"],
+        ferry["id"],
+    ]
 
     # the book's settings
     dlg.scan_depth.setValue(3)
@@ -130,8 +186,9 @@ def test_lorebook_editor_adds_edits_deletes_and_the_entry_reaches_the_prompt(win
     assert LIGHTHOUSE in context and "Captain Red" not in context and "Smugglers" not in context
     persona = s.chat.member(reply["speaker"])
     system = s.chat.speaker_request(persona, "").messages[0]["content"]
-    assert system.startswith(f"{s.settings.user_name if hasattr(s.settings, 'user_name') else 'User'} likes short replies.") \
-        or system.split("\n")[0].endswith("likes short replies.")
+    assert system.startswith(
+        f"{s.settings.user_name if hasattr(s.settings, 'user_name') else 'User'} likes short replies."
+    ) or system.split("\n")[0].endswith("likes short replies.")
 
     # the book belongs to the group: a new conversation of the same group has it, another group not
     s.new_conversation(group)

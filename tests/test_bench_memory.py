@@ -13,20 +13,39 @@ from mascot_cli import bench
 def test_memory_compare_takes_turns_round_by_round(monkeypatch):
     played = []
 
-    def fake_rounds(rounds, threads, n_ctx, max_tokens=48, history_tokens=0, memory=False, raw_probe=True):
+    def fake_rounds(
+        rounds, threads, n_ctx, max_tokens=48, history_tokens=0, memory=False, raw_probe=True
+    ):
         assert not raw_probe
         secs = 2.0 if memory else 1.0
         out = {"turns": [], "rounds": []}
         for r in range(rounds):
             played.append(("on" if memory else "off", r + 1))
-            out["turns"].append({"round": r + 1, "prompt": 100, "prefilled": 10, "prefilled_in_turn": 10,
-                                 "new": 10, "tokens": 5,
-                                 "ttft_ms": 50.0, "note_tokens": 8 if memory else 0,
-                                 "decode_tps": 100.0})
-            out["rounds"].append({"round": r + 1, "seconds": secs, "director_s": 0.1, "read_ahead_s": 0.0,
-                                  "note_s": 0.1 if memory else 0.0})
+            out["turns"].append(
+                {
+                    "round": r + 1,
+                    "prompt": 100,
+                    "prefilled": 10,
+                    "prefilled_in_turn": 10,
+                    "new": 10,
+                    "tokens": 5,
+                    "ttft_ms": 50.0,
+                    "note_tokens": 8 if memory else 0,
+                    "decode_tps": 100.0,
+                }
+            )
+            out["rounds"].append(
+                {
+                    "round": r + 1,
+                    "seconds": secs,
+                    "director_s": 0.1,
+                    "read_ahead_s": 0.0,
+                    "note_s": 0.1 if memory else 0.0,
+                }
+            )
             yield r + 1
         return out
+
     monkeypatch.setattr(bench, "conversation_rounds", fake_rounds)
     args = argparse.Namespace(threads=1, rounds=3, n_ctx=1024, history_tokens=0, on_first=False)
     r = bench.memory_compare(args)

@@ -1,4 +1,5 @@
 """The `mascot` command: one JSON round on the real model, and one-line errors."""
+
 import json
 import os
 import socket
@@ -15,14 +16,30 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def mascot(*args, env_home, input_text=None, timeout=900):
     env = {**os.environ, "MASCOT_HOME": str(env_home)}
-    return subprocess.run([sys.executable, "-m", "mascot_cli.main", *args], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=timeout, input=input_text)
+    return subprocess.run(
+        [sys.executable, "-m", "mascot_cli.main", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+        input=input_text,
+    )
 
 
 @pytest.mark.model
 def test_json_round_on_support_circle(mascot_home):
-    r = mascot("chat", "--group", "support", "--say", "I have a job interview tomorrow and I'm nervous.",
-               "--json", "--max-tokens", "40", env_home=mascot_home)
+    r = mascot(
+        "chat",
+        "--group",
+        "support",
+        "--say",
+        "I have a job interview tomorrow and I'm nervous.",
+        "--json",
+        "--max-tokens",
+        "40",
+        env_home=mascot_home,
+    )
     assert r.returncode == 0, r.stderr
     events = [json.loads(line) for line in r.stdout.splitlines()]
     types = [e["type"] for e in events]
@@ -38,10 +55,15 @@ def test_json_round_on_support_circle(mascot_home):
     cid = listing.stdout.split()[0]
     md = mascot("history", "export", cid, "--format", "md", env_home=mascot_home)
     assert messages[0]["text"].splitlines()[0] in md.stdout
-    js = json.loads(mascot("history", "export", cid, "--format", "json", env_home=mascot_home).stdout)
+    js = json.loads(
+        mascot("history", "export", cid, "--format", "json", env_home=mascot_home).stdout
+    )
     assert [m["speaker"] for m in js["messages"][1:]] == [m["speaker"] for m in messages]
     gone = mascot("history", "delete", cid, "--yes", env_home=mascot_home)
-    assert gone.returncode == 0 and "No conversations" in mascot("history", "list", env_home=mascot_home).stdout
+    assert (
+        gone.returncode == 0
+        and "No conversations" in mascot("history", "list", env_home=mascot_home).stdout
+    )
 
 
 @pytest.mark.model
@@ -56,24 +78,47 @@ def test_round_opens_no_network_connection(monkeypatch, capsys):
         return real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guard)
-    code = main(["chat", "--group", "workplace", "--say", "Let's plan the Q3 launch.", "--json",
-                 "--max-tokens", "24", "--max-speakers", "2"])
+    code = main(
+        [
+            "chat",
+            "--group",
+            "workplace",
+            "--say",
+            "Let's plan the Q3 launch.",
+            "--json",
+            "--max-tokens",
+            "24",
+            "--max-speakers",
+            "2",
+        ]
+    )
     assert code == 0
     assert attempts == []
     assert '"type": "message"' in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args,needle,code", [
-    (["chat", "--group", "no-such-group", "--say", "hi"], "No persona set 'no-such-group'", 1),
-    (["chat", "--say", "   "], "message is empty", 1),
-    (["chat", "--json"], "--json needs --say", 1),
-    (["chat", "--max-speakers", "0", "--say", "hi"], "--max-speakers must be between 1 and 8", 1),
-    (["chat", "--policy", "loud", "--say", "hi"], "Invalid value for '--policy'", 2),
-    (["chat", "--history-tokens", "5", "--say", "hi"], "--history-tokens must be 0 (all that fits) or at least 256", 1),
-    (["models", "add", "missing.gguf"], "no such file", 1),
-    (["history", "export", "999"], "No conversation 999", 1),
-    (["personas", "show", "support/Nobody"], "No companion named 'Nobody'", 1),
-])
+@pytest.mark.parametrize(
+    "args,needle,code",
+    [
+        (["chat", "--group", "no-such-group", "--say", "hi"], "No persona set 'no-such-group'", 1),
+        (["chat", "--say", "   "], "message is empty", 1),
+        (["chat", "--json"], "--json needs --say", 1),
+        (
+            ["chat", "--max-speakers", "0", "--say", "hi"],
+            "--max-speakers must be between 1 and 8",
+            1,
+        ),
+        (["chat", "--policy", "loud", "--say", "hi"], "Invalid value for '--policy'", 2),
+        (
+            ["chat", "--history-tokens", "5", "--say", "hi"],
+            "--history-tokens must be 0 (all that fits) or at least 256",
+            1,
+        ),
+        (["models", "add", "missing.gguf"], "no such file", 1),
+        (["history", "export", "999"], "No conversation 999", 1),
+        (["personas", "show", "support/Nobody"], "No companion named 'Nobody'", 1),
+    ],
+)
 def test_errors_are_one_line_without_traceback(args, needle, code, capsys):
     assert main(args) == code
     err = capsys.readouterr().err
@@ -83,8 +128,16 @@ def test_errors_are_one_line_without_traceback(args, needle, code, capsys):
 
 def test_bad_persona_file_names_the_field(tmp_path, capsys):
     f = tmp_path / "group.json"
-    f.write_text(json.dumps({"name": "g", "members": [{"name": "Kai", "role": "friend", "traits": 5,
-                                                       "speaking_style": "calm"}]}))
+    f.write_text(
+        json.dumps(
+            {
+                "name": "g",
+                "members": [
+                    {"name": "Kai", "role": "friend", "traits": 5, "speaking_style": "calm"}
+                ],
+            }
+        )
+    )
     assert main(["chat", "--group", str(f), "--say", "hi"]) == 1
     err = capsys.readouterr().err
     assert "'traits'" in err and "Kai" in err and len(err.strip().splitlines()) == 1
@@ -120,7 +173,9 @@ def test_personas_list_import_export_roundtrip(tmp_path, capsys):
 
 
 def test_interactive_chat_quits_cleanly(mascot_home):
-    r = mascot("chat", "--group", "support", "--no-color", env_home=mascot_home, input_text="/who\n/quit\n")
+    r = mascot(
+        "chat", "--group", "support", "--no-color", env_home=mascot_home, input_text="/who\n/quit\n"
+    )
     assert r.returncode == 0, r.stderr
     assert "not therapists" in r.stdout or "not people" in r.stdout
     assert "Mia" in r.stdout and "Theo" in r.stdout

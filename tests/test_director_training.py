@@ -21,10 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 class FakeJudge:
     """Embeddings from word overlap; fixed scores (keeps unit tests free of model downloads)."""
+
     name = "fake"
 
     def embed(self, texts):
         import numpy as np
+
         vocab = sorted({w for t in texts for w in t.lower().split()}) or ["x"]
         rows = []
         for t in texts:
@@ -34,19 +36,26 @@ class FakeJudge:
 
     def score(self, scenario, persona, reply, others=None):
         from training.judges.rubric import Scores
+
         return Scores({"social_contribution": 5.0, "persona_consistency": 3.0}, self.name)
 
 
 def _state(round_replies=()):
     from training.director_rewards import GroupState
+
     sc = load_scenarios("support", "train")[0]
-    return GroupState(id=f"{sc.id}/{len(round_replies)}", scenario=sc, group=load_set("support"),
-                      round_replies=list(round_replies))
+    return GroupState(
+        id=f"{sc.id}/{len(round_replies)}",
+        scenario=sc,
+        group=load_set("support"),
+        round_replies=list(round_replies),
+    )
 
 
 def test_parse_decision_grades_the_format_like_the_app_reads_it():
     from engine.director.policies import Director
     from training.director_rewards import parse_decision
+
     st = _state()
     rs = st.round_state()
     allowed = rs.allowed()
@@ -54,22 +63,28 @@ def test_parse_decision_grades_the_format_like_the_app_reads_it():
     menu = Director.menu(st.group.member(name), "User")
     exact = json.dumps({"speaker": name, "directive": menu[0]})
     assert parse_decision(exact, rs, "menu") == (name, menu[0], 1.0)
-    assert parse_decision(json.dumps({"speaker": name, "directive": "whatever"}), rs, "menu")[::2] == (name, 0.5)
+    assert parse_decision(json.dumps({"speaker": name, "directive": "whatever"}), rs, "menu")[
+        ::2
+    ] == (name, 0.5)
     assert parse_decision(f'{{"speaker": "{name}", "direct', rs, "menu") == (name, "", 0.25)
     assert parse_decision("garbage", rs, "menu") == (allowed[0], "", 0.0)
     assert parse_decision('{"speaker": "Nobody", "directive": ""}', rs, "menu")[2] == 0.0
-    assert parse_decision('{"speaker": "END", "directive": ""}', rs, "menu")[2] == 0.0  # may not end yet
+    assert (
+        parse_decision('{"speaker": "END", "directive": ""}', rs, "menu")[2] == 0.0
+    )  # may not end yet
     free = json.dumps({"speaker": name, "directive": "Ask User how the week went"})
     assert parse_decision(free, rs, "free")[2] == 1.0
 
 
 def test_group_rewarder_components_caching_and_reward_functions():
     from training.director_rewards import COMPONENTS, GroupRewarder, make_reward_funcs, total
+
     calls = []
 
     def rollout(state, speaker, directive):
         calls.append((speaker, directive))
         return f"{speaker} says something new about the plan"
+
     st = _state()
     rw = GroupRewarder(FakeJudge(), rollout, mode="menu")
     name = st.round_state().allowed()[0]
@@ -77,7 +92,7 @@ def test_group_rewarder_components_caching_and_reward_functions():
     assert set(comp) == set(COMPONENTS) and all(0.0 <= v <= 1.0 for v in comp.values())
     assert comp["social"] == 1.0 and comp["persona"] == 0.5 and comp["format"] == 0.5
     rw.evaluate(st, json.dumps({"speaker": name, "directive": "x"}))
-    assert len(calls) == 1 and rw.rollout_calls == 1                # cached by (state, speaker, directive)
+    assert len(calls) == 1 and rw.rollout_calls == 1  # cached by (state, speaker, directive)
     # diversity drops when the reply repeats another reply of the round
     same = GroupRewarder(FakeJudge(), lambda s, sp, d: "the very same words", mode="menu")
     st1 = _state([{"speaker": name, "text": "the very same words"}])
@@ -86,12 +101,19 @@ def test_group_rewarder_components_caching_and_reward_functions():
     # balance: a companion who already spoke in the history scores lower than one who did not
     hist = [h["speaker"] for h in st.scenario.history if h["speaker"] in st.group.names]
     silent = [n for n in st.group.names if n not in hist]
-    assert hist and silent, "the first support scenario has companions who spoke and one who did not"
-    assert rw.score_reply(st, hist[0], "hi there")["balance"] < rw.score_reply(st, silent[0], "hi there")["balance"]
+    assert hist and silent, (
+        "the first support scenario has companions who spoke and one who did not"
+    )
+    assert (
+        rw.score_reply(st, hist[0], "hi there")["balance"]
+        < rw.score_reply(st, silent[0], "hi there")["balance"]
+    )
     weights = {c: 1.0 for c in COMPONENTS}
     weights["balance"] = 0.0
     fns, ws = make_reward_funcs(rw, {st.id: st}, weights)
-    assert [f.__name__ for f in fns] == [c for c in COMPONENTS if c != "balance"] and ws == [1.0] * 6
+    assert [f.__name__ for f in fns] == [c for c in COMPONENTS if c != "balance"] and ws == [
+        1.0
+    ] * 6
     assert fns[-1](["p"], ["garbage"], state_id=[st.id]) == [0.0]
     assert 0.0 <= total(comp, weights) <= 1.0
 
@@ -102,18 +124,22 @@ def test_decisions_are_scored_on_several_rollouts_and_the_reward_table_covers_ev
     decision once, so training steps and the headroom summary need no further rollouts."""
     from training.director_policy import decision_choices, table_summary
     from training.director_rewards import COMPONENTS, GroupRewarder
+
     calls = []
 
     def rollout(state, speaker, directive, sample=0):
         calls.append((speaker, directive, sample))
         # sample 0 is a bad draw (empty after cleanup), sample 1 a real reply
         return "" if sample == 0 else f"{speaker} offers a new idea about {directive or 'the plan'}"
+
     st = _state()
     name = st.round_state().allowed()[0]
     one = GroupRewarder(FakeJudge(), rollout, mode="menu").decision_components(st, name, "")
-    two = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2).decision_components(st, name, "")
-    assert one["social"] == 0.0 and one["relevance"] == 0.0               # one empty draw: nothing
-    assert two["social"] == 0.5 and 0.0 < two["diversity"] <= 0.5         # the mean of 0 and 1
+    two = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2).decision_components(
+        st, name, ""
+    )
+    assert one["social"] == 0.0 and one["relevance"] == 0.0  # one empty draw: nothing
+    assert two["social"] == 0.5 and 0.0 < two["diversity"] <= 0.5  # the mean of 0 and 1
     assert (name, "", 1) in calls and one["balance"] == two["balance"]
     calls.clear()
     states = [st, _state([{"speaker": name, "text": "first reply"}])]
@@ -123,13 +149,15 @@ def test_decisions_are_scored_on_several_rollouts_and_the_reward_table_covers_ev
         assert set(table[s.id]) == set(decision_choices(s))
         assert all(set(c) == set(COMPONENTS) and c["format"] == 1.0 for c in table[s.id].values())
     n_decisions = sum(len(decision_choices(s)) for s in states)
-    assert len(calls) == 2 * n_decisions == rw.rollout_calls              # every decision, both seeds
+    assert len(calls) == 2 * n_decisions == rw.rollout_calls  # every decision, both seeds
     summary = table_summary(table, states, {c: 1.0 for c in COMPONENTS})
     assert summary["decisions"] == n_decisions
     assert summary["oracle"] >= summary["round_robin"] and summary["oracle"] >= summary["random"]
-    assert all(r["round_robin_reward"] is not None for r in summary["per_state"])  # RR's choice is in the table
+    assert all(
+        r["round_robin_reward"] is not None for r in summary["per_state"]
+    )  # RR's choice is in the table
     rw.evaluate(states[0], decision_choices(states[0])[0])
-    assert rw.rollout_calls == 2 * n_decisions                             # lookups from now on
+    assert rw.rollout_calls == 2 * n_decisions  # lookups from now on
 
 
 def test_the_held_out_comparison_can_score_on_more_rollouts_without_repeating_the_first_ones():
@@ -137,48 +165,57 @@ def test_the_held_out_comparison_can_score_on_more_rollouts_without_repeating_th
     held-out comparison (one decision per policy and state) can use more samples than training
     for the price of the extra ones only."""
     from training.director_rewards import GroupRewarder
+
     calls = []
 
     def rollout(state, speaker, directive, sample=0):
         calls.append(sample)
         return "" if sample in (0, 1) else f"{speaker} offers a new idea, take {sample}"
+
     st = _state()
     name = st.round_state().allowed()[0]
     train = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
     low = train.decision_components(st, name, "")
-    assert sorted(calls) == [0, 1] and low["social"] == 0.0               # two empty draws
+    assert sorted(calls) == [0, 1] and low["social"] == 0.0  # two empty draws
     four = train.with_samples(4)
     high = four.decision_components(st, name, "")
-    assert sorted(calls) == [0, 1, 2, 3]                                  # only the new seeds ran
-    assert high["social"] == 0.5                                          # mean over 4: two empty, two real
-    assert train.decision_components(st, name, "") == low                # the training view is unchanged
-    assert set(train._rollouts) == set(four._rollouts)                   # one store, saved together
+    assert sorted(calls) == [0, 1, 2, 3]  # only the new seeds ran
+    assert high["social"] == 0.5  # mean over 4: two empty, two real
+    assert train.decision_components(st, name, "") == low  # the training view is unchanged
+    assert set(train._rollouts) == set(four._rollouts)  # one store, saved together
 
 
 def test_rolled_out_replies_are_saved_and_reused_by_a_restarted_run(tmp_path):
     from training.director_policy import decision_choices
     from training.director_rewards import GroupRewarder
+
     calls = []
 
     def rollout(state, speaker, directive, sample=0):
         calls.append(sample)
         return f"{speaker} reply {sample} to {directive}"
+
     st = _state()
     key = {"persona_model": "m.gguf", "seed": 0}
     first = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
-    assert first.persist(tmp_path / "rollouts.json", key) == 0            # nothing saved yet
+    assert first.persist(tmp_path / "rollouts.json", key) == 0  # nothing saved yet
     table = first.table([st], decision_choices)
     n = len(calls)
     again = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
     assert again.persist(tmp_path / "rollouts.json", key) == n
-    assert again.table([st], decision_choices) == table and len(calls) == n   # no new rollouts
+    assert again.table([st], decision_choices) == table and len(calls) == n  # no new rollouts
     other = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
-    assert other.persist(tmp_path / "rollouts.json", {**key, "seed": 1}) == 0  # other settings: not reused
-    for damaged in ("{not json", json.dumps({"key": key, "rollouts": [["only", "three", 1]]}),
-                    json.dumps({"key": key})):
+    assert (
+        other.persist(tmp_path / "rollouts.json", {**key, "seed": 1}) == 0
+    )  # other settings: not reused
+    for damaged in (
+        "{not json",
+        json.dumps({"key": key, "rollouts": [["only", "three", 1]]}),
+        json.dumps({"key": key}),
+    ):
         (tmp_path / "bad.json").write_text(damaged)
         fresh = GroupRewarder(FakeJudge(), rollout, mode="menu", samples=2)
-        assert fresh.persist(tmp_path / "bad.json", key) == 0                # damaged: rolled out again
+        assert fresh.persist(tmp_path / "bad.json", key) == 0  # damaged: rolled out again
 
 
 def test_reward_table_signal_tells_learnable_headroom_from_lucky_replies():
@@ -190,6 +227,7 @@ def test_reward_table_signal_tells_learnable_headroom_from_lucky_replies():
 
     from training.director_policy import decision_choices
     from training.director_rewards import COMPONENTS, GroupRewarder
+
     states = [_state(), _state([{"speaker": "Mia", "text": "first reply"}])]
     weights = {c: 1.0 for c in COMPONENTS}
 
@@ -200,12 +238,21 @@ def test_reward_table_signal_tells_learnable_headroom_from_lucky_replies():
     def skilled(state, speaker, directive, sample=0):  # one companion always has something to say
         return f"{speaker} offers a new idea about the plan" if speaker == "Theo" else ""
 
-    noise = GroupRewarder(FakeJudge(), lucky, mode="menu", samples=2).split_half_signal(states, decision_choices, weights)
+    noise = GroupRewarder(FakeJudge(), lucky, mode="menu", samples=2).split_half_signal(
+        states, decision_choices, weights
+    )
     assert noise["split_oracle"] < noise["random"] < noise["in_sample_oracle"]
     assert noise["round_robin"] is not None
-    signal = GroupRewarder(FakeJudge(), skilled, mode="menu", samples=2).split_half_signal(states, decision_choices, weights)
+    signal = GroupRewarder(FakeJudge(), skilled, mode="menu", samples=2).split_half_signal(
+        states, decision_choices, weights
+    )
     assert signal["split_oracle"] == signal["in_sample_oracle"] > signal["random"]
-    assert GroupRewarder(FakeJudge(), skilled, mode="menu").split_half_signal(states, decision_choices, weights) is None
+    assert (
+        GroupRewarder(FakeJudge(), skilled, mode="menu").split_half_signal(
+            states, decision_choices, weights
+        )
+        is None
+    )
 
 
 def test_a_long_batched_table_is_saved_chunk_by_chunk_and_a_stopped_run_resumes(tmp_path):
@@ -241,36 +288,44 @@ def test_a_long_batched_table_is_saved_chunk_by_chunk_and_a_stopped_run_resumes(
     assert len(lines) == 1 and lines[0].startswith(f"rollouts 16/{total} (")
     again = GroupRewarder(FakeJudge(), Batched(), mode="menu", samples=2)
     again.PREFETCH_CHUNK = 16
-    assert again.persist(tmp_path / "rollouts.json", key) == 16          # the first chunk was kept
+    assert again.persist(tmp_path / "rollouts.json", key) == 16  # the first chunk was kept
     again.table(states, decision_choices)
-    assert again.rollout_calls == total - 16                            # only the rest rolled out
+    assert again.rollout_calls == total - 16  # only the rest rolled out
 
 
 def test_director_config_precedence_and_cli(tmp_path):
     from training.cli import make_parser
     from training.director_config import resolve_config
     from training.director_eval import model_name
+
     y = tmp_path / "d.yaml"
     y.write_text("steps: 7\nweights: {format: 3.5}\n")
-    args = make_parser().parse_args(["director", "--tiny", "--config", str(y), "--weights.social", "0.25",
-                                     "--out", "x"])
+    args = make_parser().parse_args(
+        ["director", "--tiny", "--config", str(y), "--weights.social", "0.25", "--out", "x"]
+    )
     cfg = resolve_config(args)
     assert cfg.tiny and cfg.base.tiny and cfg.steps == 7 and cfg.out == "x"
     assert cfg.weights.format == 3.5 and cfg.weights.social == 0.25 and cfg.weights.relevance == 1.0
     assert model_name(cfg) == "director-support-grpo"
     assert cfg.balance_prior == 6.0  # the app's participation prior
     from training.common import TrainError
+
     with pytest.raises(TrainError, match=r"^--balance-prior must be 0 or more .*not -1\.0\.$"):
-        resolve_config(make_parser().parse_args(["director", "--balance-prior", "-1", "--out", "x"]))
+        resolve_config(
+            make_parser().parse_args(["director", "--balance-prior", "-1", "--out", "x"])
+        )
 
 
 def test_director_prompt_is_the_apps_director_prompt():
     from engine.director.policies import Director
     from engine.llm.chat_format import ChatFormat
     from training.director_rollouts import director_prompt
+
     st = _state([{"speaker": "Mia", "text": "I hear you."}])
     fmt = ChatFormat(None)
-    assert director_prompt(st, fmt) == fmt.render(Director.messages(st.round_state(), st.transcript()))
+    assert director_prompt(st, fmt) == fmt.render(
+        Director.messages(st.round_state(), st.transcript())
+    )
     prompt = director_prompt(st, fmt)
     # the round's reply is the last thing the Director reads before deciding
     assert prompt.rstrip().endswith("Mia: I hear you.<|im_end|>\n<|im_start|>assistant")
@@ -282,13 +337,29 @@ def test_director_prompt_is_the_apps_director_prompt():
 
 # -- end to end ----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_director(tmp_path_factory):
     out = tmp_path_factory.mktemp("dir-run")
     home = tmp_path_factory.mktemp("dir-home")
     env = {**os.environ, "MASCOT_HOME": str(home), "MASCOT_THREADS": "1"}
-    cmd = [sys.executable, "-m", "training.cli", "director", "--tiny", "--out", str(out), "--threads", "1",
-           "--rollout-samples", "2", "--reward-table", "--eval-table", "--eval-samples", "3"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "training.cli",
+        "director",
+        "--tiny",
+        "--out",
+        str(out),
+        "--threads",
+        "1",
+        "--rollout-samples",
+        "2",
+        "--reward-table",
+        "--eval-table",
+        "--eval-samples",
+        "3",
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, home
@@ -304,28 +375,44 @@ def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, 
     from engine.models.registry import ModelRegistry
     from engine.storage import Store
     from tests.helpers import events_of, run_round
+
     out, home = tiny_director
     manifest = json.loads((out / "export" / "manifest.json").read_text())
     assert manifest["role"] == "director" and manifest["name"] == "director-support-grpo"
     assert manifest["metrics"]["fidelity"] >= 0.99
-    assert all(len(f["sha256"]) == 64 and (out / "export" / f["path"]).is_file() for f in manifest["files"].values())
+    assert all(
+        len(f["sha256"]) == 64 and (out / "export" / f["path"]).is_file()
+        for f in manifest["files"].values()
+    )
     metrics = json.loads((out / "director" / "metrics.json").read_text())
     logged = {k for h in metrics["history"] for k in h}
-    for comp in ("relevance", "diversity", "non_redundancy", "social", "persona", "balance", "format"):
+    for comp in (
+        "relevance",
+        "diversity",
+        "non_redundancy",
+        "social",
+        "persona",
+        "balance",
+        "format",
+    ):
         assert f"rewards/{comp}/mean" in logged
     # menu mode: every sampled decision was one the app can make (constrained like the app)
     assert metrics["constrained_generations"] > 0 and metrics["unconstrained_generations"] == 0
-    assert all(h["rewards/format/mean"] == 1.0 for h in metrics["history"] if "rewards/format/mean" in h)
+    assert all(
+        h["rewards/format/mean"] == 1.0 for h in metrics["history"] if "rewards/format/mean" in h
+    )
     ev = json.loads((out / "eval" / "metrics.json").read_text())
     assert set(ev["policies"]) == {"round-robin", "untrained", "trained"}
     assert ev["samples"] == 3 and set(ev["mean_reward_at_2_samples"]) == set(ev["policies"])
     # the reward tables: every allowed decision scored; the best one per state bounds every policy
     table = json.loads((out / "director" / "reward_table.json").read_text())
-    assert table["decisions"] >= 2 * 8 and table["oracle"] >= max(table["round_robin"], table["random"])
+    assert table["decisions"] >= 2 * 8 and table["oracle"] >= max(
+        table["round_robin"], table["random"]
+    )
     head = ev["headroom"]
     assert all(head["oracle"] >= p["mean_reward"] - 1e-6 for p in ev["policies"].values())
     saved = json.loads((out / "states" / "rollouts.json").read_text())["rollouts"]
-    assert {r[3] for r in saved} == {0, 1, 2}                    # two per decision, a third for the policies' own
+    assert {r[3] for r in saved} == {0, 1, 2}  # two per decision, a third for the policies' own
     for stage in ("base", "director", "export", "eval"):
         assert (out / stage / "DONE").is_file()
 
@@ -334,16 +421,25 @@ def test_tiny_director_exports_registers_and_drives_a_real_round(tiny_director, 
     try:
         names = [m.name for m in ModelRegistry(store).list()]
         assert manifest["name"] in names
-        chat = GroupChat(load_set("support"), store=store, backend_for=default_backend_factory(store, n_ctx=2048, n_threads=1),
-                         settings=ChatSettings(director_model=manifest["name"], max_speakers=2, max_tokens=16,
-                                               seed=0))
+        chat = GroupChat(
+            load_set("support"),
+            store=store,
+            backend_for=default_backend_factory(store, n_ctx=2048, n_threads=1),
+            settings=ChatSettings(
+                director_model=manifest["name"], max_speakers=2, max_tokens=16, seed=0
+            ),
+        )
         events = run_round(chat, "I had a rough day at work and can't switch off.")
         assert not events_of(events, "error"), events_of(events, "error")
         directed = [e for e in events_of(events, "director") if e.data["source"] == "director"]
         assert directed and all(e.data["valid"] for e in directed)
-        assert all(e.data["speaker"] in chat.names for e in directed if e.data["speaker"] is not None)
+        assert all(
+            e.data["speaker"] in chat.names for e in directed if e.data["speaker"] is not None
+        )
         assert len(events_of(events, "message")) >= 1
-        assert Path(chat.policy().backend.path).name == manifest["registered"]["path"].split("/")[-1]
+        assert (
+            Path(chat.policy().backend.path).name == manifest["registered"]["path"].split("/")[-1]
+        )
     finally:
         store.close()
 
@@ -360,6 +456,7 @@ def test_grpo_can_continue_from_a_saved_adapter(tmp_path):
     from training.config import BaseConfig
     from training.director_config import DirectorConfig
     from training.director_policy import policy_model
+
     build_tiny(BaseConfig(tiny=True), tmp_path / "hf", seed=0)
     cfg = DirectorConfig(tiny=True)
     first = policy_model(cfg, tmp_path / "hf")
@@ -369,7 +466,9 @@ def test_grpo_can_continue_from_a_saved_adapter(tmp_path):
         for p in lora.values():
             p.fill_(0.125)  # stands in for what an earlier run learned (lora_B starts at zero)
     first.save_pretrained(str(tmp_path / "adapter"))
-    again = policy_model(DirectorConfig(tiny=True, init_adapter=str(tmp_path / "adapter")), tmp_path / "hf")
+    again = policy_model(
+        DirectorConfig(tiny=True, init_adapter=str(tmp_path / "adapter")), tmp_path / "hf"
+    )
     resumed = dict(again.named_parameters())
     assert all(torch.equal(resumed[n], p) and resumed[n].requires_grad for n, p in lora.items())
     with pytest.raises(TrainError, match="no LoRA adapter there"):
@@ -389,8 +488,10 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
     from training.config import BaseConfig
     from training.director_policy import ChoiceConstraint, decision_choices
     from training.director_rollouts import director_prompt
+
     build_tiny(BaseConfig(tiny=True), tmp_path, seed=0)
     from transformers import AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
     tok.padding_side = "left"
     model = AutoModelForCausalLM.from_pretrained(str(tmp_path), dtype=torch.float32)
@@ -401,9 +502,14 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
     constraint.attach(model)
     torch.manual_seed(0)
     batch = tok(text=prompts * 3, return_tensors="pt", padding=True)
-    out = model.generate(**batch, do_sample=True, temperature=1.0, max_new_tokens=48,
-                         pad_token_id=tok.pad_token_id or tok.eos_token_id)
-    texts = tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+    out = model.generate(
+        **batch,
+        do_sample=True,
+        temperature=1.0,
+        max_new_tokens=48,
+        pad_token_id=tok.pad_token_id or tok.eos_token_id,
+    )
+    texts = tok.batch_decode(out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
     for i, text in enumerate(texts):
         assert text in decision_choices(states[i % 2]), text
     assert "Mia" not in {json.loads(t)["speaker"] for t in texts[1::2]}  # Mia already spoke
@@ -413,9 +519,12 @@ def test_grpo_samples_only_decisions_the_app_can_make(tmp_path):
 @pytest.mark.model
 def test_rollouts_of_a_grpo_group_are_decoded_together_and_cached():
     from engine.models.registry import bundled_model_path
-    from training.director_rollouts import Rollouts
     from training.director_rewards import GroupRewarder, GroupState
-    sc = load_scenarios("support", "train")[1]  # (on scenario 0 the 135M model answers as Mia: cleaned to "")
+    from training.director_rollouts import Rollouts
+
+    sc = load_scenarios("support", "train")[
+        1
+    ]  # (on scenario 0 the 135M model answers as Mia: cleaned to "")
     st = GroupState(id=f"{sc.id}/0", scenario=sc, group=load_set("support"))
     rollout = Rollouts(bundled_model_path(), max_tokens=32, n_threads=1, seed=3)
     rw = GroupRewarder(FakeJudge(), rollout, mode="menu")
@@ -432,19 +541,32 @@ def test_rollouts_of_a_grpo_group_are_decoded_together_and_cached():
     assert rw.rollout_calls == len(names)  # scoring reuses the batched rollout
 
 
-def test_persona_models_give_companions_their_own_model_and_bad_pairs_are_refused_with_one_line(tmp_path):
+def test_persona_models_give_companions_their_own_model_and_bad_pairs_are_refused_with_one_line(
+    tmp_path,
+):
     from training.cli import make_parser
     from training.common import TrainError
     from training.director_config import companion_models, resolve_config
+
     gguf = tmp_path / "mia.gguf"
     gguf.write_bytes(b"GGUF")
-    parse = lambda v: resolve_config(make_parser().parse_args(["director", "--out", "x", "--persona-models", v]))
+    parse = lambda v: resolve_config(  # noqa: E731 - a one-expression helper
+        make_parser().parse_args(["director", "--out", "x", "--persona-models", v])
+    )
     assert companion_models(parse(f"mia={gguf}")) == {"Mia": str(gguf.resolve())}
     assert companion_models(parse("")) == {}
-    for value, message in ((str(gguf), r"^--persona-models: '.*' is not NAME=GGUF; separate pairs with commas\.$"),
-                           (f"Zed={gguf}", r"^--persona-models: no companion named 'Zed' in group 'support'; "
-                                           r"members are: Mia, Theo, Juno, Ruth\.$"),
-                           (f"Mia={tmp_path / 'nope.gguf'}", r"^--persona-models: .*nope\.gguf \(for Mia\) is not a file")):
+    for value, message in (
+        (str(gguf), r"^--persona-models: '.*' is not NAME=GGUF; separate pairs with commas\.$"),
+        (
+            f"Zed={gguf}",
+            r"^--persona-models: no companion named 'Zed' in group 'support'; "
+            r"members are: Mia, Theo, Juno, Ruth\.$",
+        ),
+        (
+            f"Mia={tmp_path / 'nope.gguf'}",
+            r"^--persona-models: .*nope\.gguf \(for Mia\) is not a file",
+        ),
+    ):
         with pytest.raises(TrainError, match=message):
             parse(value)
 
@@ -456,13 +578,16 @@ def test_rollouts_play_a_companion_with_its_own_model(tmp_path):
     import shutil
 
     from engine.models.registry import bundled_model_path
-    from training.director_rollouts import Rollouts
     from training.director_rewards import GroupState
+    from training.director_rollouts import Rollouts
+
     mia = tmp_path / "mia.gguf"
     shutil.copyfile(bundled_model_path(), mia)
     sc = load_scenarios("support", "train")[1]
     st = GroupState(id=f"{sc.id}/0", scenario=sc, group=load_set("support"))
-    rollout = Rollouts(bundled_model_path(), max_tokens=24, n_threads=1, seed=3, models={"Mia": str(mia)})
+    rollout = Rollouts(
+        bundled_model_path(), max_tokens=24, n_threads=1, seed=3, models={"Mia": str(mia)}
+    )
     used = []
     get = rollout.pool.get
     rollout.pool.get = lambda path: used.append(str(path)) or get(path)
@@ -470,14 +595,18 @@ def test_rollouts_play_a_companion_with_its_own_model(tmp_path):
     replies = rollout.many([(st, n, "") for n in names])
     assert len(replies) == 2 and any(r.strip() for r in replies)
     assert str(mia) in used and str(bundled_model_path()) in used
-    assert rollout.path_for("Mia") == str(mia) and rollout.path_for(names[0]) == str(bundled_model_path())
+    assert rollout.path_for("Mia") == str(mia) and rollout.path_for(names[0]) == str(
+        bundled_model_path()
+    )
     one = rollout(st, "Mia", "")  # one at a time too
     assert used[-1] == str(mia) and isinstance(one, str)
 
 
 @pytest.mark.model
 @pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
-def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_table_scores_higher(tmp_path):
+def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_table_scores_higher(
+    tmp_path,
+):
     """The warm start before GRPO: every allowed decision's probability under the constrained
     policy (what the app decodes from) is computed exactly, sums to one over the menu, matches a
     plain full-sequence computation, and training on table rewards makes the Director prefer the
@@ -490,8 +619,14 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
     from training.base_model import build_tiny
     from training.config import BaseConfig, LoraSettings
     from training.director_config import DirectorConfig
-    from training.director_policy import constrained_logprobs, decision_choices, policy_model, table_warm_start
+    from training.director_policy import (
+        constrained_logprobs,
+        decision_choices,
+        policy_model,
+        table_warm_start,
+    )
     from training.director_rollouts import director_prompt
+
     build_tiny(BaseConfig(tiny=True), tmp_path, seed=0)
     tok = AutoTokenizer.from_pretrained(str(tmp_path))
     states = [_state(), _state([{"speaker": "Mia", "text": "That sounds exhausting."}])]
@@ -505,15 +640,18 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
         assert abs(float(lp.exp().sum()) - 1.0) < 1e-4
         # the same numbers from whole sequences, one choice at a time (no shared cache)
         trie = {}
-        ids = [choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"]) + [tok.eos_token_id]
-               for c in choices[1]]
+        ids = [
+            choice_tokens(c, lambda piece: tok(piece, add_special_tokens=False)["input_ids"])
+            + [tok.eos_token_id]
+            for c in choices[1]
+        ]
         for seq in ids:
             node = trie
             for t in seq:
                 node = node.setdefault(t, {})
         p_ids = tok(text=prompts[1])["input_ids"]
         for k in (0, len(ids) // 2, len(ids) - 1):
-            logits = plain(input_ids=torch.tensor([p_ids + ids[k]])).logits[0, len(p_ids) - 1:-1]
+            logits = plain(input_ids=torch.tensor([p_ids + ids[k]])).logits[0, len(p_ids) - 1 : -1]
             node, want = trie, 0.0
             for j, t in enumerate(ids[k]):
                 if len(node) > 1:
@@ -526,14 +664,18 @@ def test_table_warm_start_moves_the_constrained_policy_to_the_decisions_the_tabl
     # learn one preference across states; telling the states apart is the real model's job)
     speakers = [{json.loads(c)["speaker"] for c in cs} for cs in choices]
     target = sorted(speakers[0] & speakers[1])[-1]
-    items = [(p, {c: (0.9 if json.loads(c)["speaker"] == target else 0.3) for c in cs})
-             for p, cs in zip(prompts, choices)]
+    items = [
+        (p, {c: (0.9 if json.loads(c)["speaker"] == target else 0.3) for c in cs})
+        for p, cs in zip(prompts, choices)
+    ]
     model = policy_model(DirectorConfig(tiny=True, lora=LoraSettings(r=8, alpha=16)), tmp_path)
     torch.manual_seed(0)
     torch.set_num_threads(1)  # tiny tensors: threads only wait on each other
     result = table_warm_start(model, tok, items, epochs=30, lr=3e-2, seed=0)
     assert result["final_expected_reward"] > result["initial_expected_reward"] + 0.15, result
-    assert result["final_greedy_reward"] == pytest.approx(0.9), result  # what the app's greedy Director picks
+    assert result["final_greedy_reward"] == pytest.approx(0.9), (
+        result
+    )  # what the app's greedy Director picks
     assert len(result["history"]) == 30 and result["oracle"] == pytest.approx(0.9)
 
 
@@ -550,8 +692,14 @@ def test_training_applies_the_apps_participation_prior_to_the_directors_choice(t
     from engine.llm.chat_format import ChatFormat
     from training.base_model import build_tiny
     from training.config import BaseConfig
-    from training.director_policy import ChoiceConstraint, constrained_logprobs, decision_bias, decision_choices
+    from training.director_policy import (
+        ChoiceConstraint,
+        constrained_logprobs,
+        decision_bias,
+        decision_choices,
+    )
     from training.director_rollouts import director_prompt
+
     state = _state([{"speaker": "Theo", "text": "Let's look at it step by step."}])
     history = {n: sum(h["speaker"] == n for h in state.scenario.history) for n in state.group.names}
     choices = decision_choices(state)
@@ -581,9 +729,14 @@ def test_training_applies_the_apps_participation_prior_to_the_directors_choice(t
     constraint.attach(model)
     torch.manual_seed(0)
     batch = tok(text=[prompt] * 8, return_tensors="pt", padding=True)
-    out = model.generate(**batch, do_sample=True, temperature=1.5, max_new_tokens=48,
-                         pad_token_id=tok.pad_token_id or tok.eos_token_id)
-    texts = tok.batch_decode(out[:, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+    out = model.generate(
+        **batch,
+        do_sample=True,
+        temperature=1.5,
+        max_new_tokens=48,
+        pad_token_id=tok.pad_token_id or tok.eos_token_id,
+    )
+    texts = tok.batch_decode(out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
     assert all(t in choices for t in texts)
     picked = {json.loads(t)["speaker"] for t in texts}
     assert loud not in picked and len(picked) >= 1

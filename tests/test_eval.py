@@ -1,6 +1,7 @@
 """mascot-eval: metric functions on hand-made data, the results database, the report, and real
 runs on the bundled model (a tiny one, resumed; a slower one with the Director, the local judge
 and position-debiased comparisons)."""
+
 import json
 import sqlite3
 
@@ -19,8 +20,11 @@ from evaluation.report import Doc, Rows
 
 def test_identical_replies_have_low_distinct_and_full_redundancy():
     same = ["That sounds really hard, I'm here for you."] * 3
-    varied = ["That sounds really hard.", "One step: call your sister tonight.",
-              "At least the cat still likes you, right?"]
+    varied = [
+        "That sounds really hard.",
+        "One step: call your sister tonight.",
+        "At least the cat still likes you, right?",
+    ]
     assert M.distinct_n(same, 2) < 0.4
     assert M.distinct_n(varied, 2) == 1.0
     assert M.distinct_n(varied, 1) > M.distinct_n(same, 1)
@@ -55,7 +59,9 @@ def test_identifiability_is_not_fooled_by_the_topic_a_round_shares():
     vecs, labels, groups = [], [], []
     for sid in topic:
         for n in voice:
-            vecs.append(topic[sid] + voice[n]); labels.append(n); groups.append(sid)
+            vecs.append(topic[sid] + voice[n])
+            labels.append(n)
+            groups.append(sid)
     assert M.identifiability(np.array(vecs), labels, groups)["accuracy"] == 1.0
     assert M.identifiability(np.array(vecs), labels)["accuracy"] == 0.0  # the topic leak
 
@@ -89,9 +95,13 @@ def test_a_reply_that_repeats_its_instructions_is_a_prompt_echo():
 
 
 def test_director_validity_counts_only_the_models_own_decisions():
-    decisions = [{"source": "director", "valid": True}, {"source": "director", "valid": False},
-                 {"source": "director", "valid": True}, {"source": "rules", "valid": True},
-                 {"source": "addressed", "valid": True}]
+    decisions = [
+        {"source": "director", "valid": True},
+        {"source": "director", "valid": False},
+        {"source": "director", "valid": True},
+        {"source": "rules", "valid": True},
+        {"source": "addressed", "valid": True},
+    ]
     assert M.director_validity(decisions) == pytest.approx(2 / 3)
     assert M.director_validity([{"source": "round-robin", "valid": True}]) is None
 
@@ -115,8 +125,9 @@ def test_confidence_intervals_are_reproducible_and_sane():
 
 
 def test_trained_configurations_are_skipped_with_a_reason_when_no_model_exists():
-    configs, skipped = resolve(["single", "round-robin", "director", "mascot-p", "mascot-c", "mascot"],
-                               TrainedModels())
+    configs, skipped = resolve(
+        ["single", "round-robin", "director", "mascot-p", "mascot-c", "mascot"], TrainedModels()
+    )
     assert [c.name for c in configs] == ["single", "round-robin", "director"]
     assert set(skipped) == {"mascot-p", "mascot-c", "mascot"}
     assert "Director" in skipped["mascot-p"] and "persona" in skipped["mascot-c"]
@@ -127,22 +138,32 @@ def test_trained_models_are_found_from_their_manifests(tmp_path):
         def __init__(self, name, path, added):
             self.name, self.path, self.added, self.bundled = name, str(path), added, False
 
-    for folder, manifest in (("mia", {"persona": "Mia", "group": "support", "base_model": "smollm2"}),
-                             ("dir", {"kind": "director", "base_model": "smollm2"})):
+    for folder, manifest in (
+        ("mia", {"persona": "Mia", "group": "support", "base_model": "smollm2"}),
+        ("dir", {"kind": "director", "base_model": "smollm2"}),
+    ):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "model.gguf").write_bytes(b"GGUF")
         (tmp_path / folder / "manifest.json").write_text(json.dumps(manifest))
     (tmp_path / "plain.gguf").write_bytes(b"GGUF")
-    found = discover_trained([Info("mia-rl", tmp_path / "mia" / "model.gguf", "1"),
-                              Info("director-grpo", tmp_path / "dir" / "model.gguf", "2"),
-                              Info("someone-elses", tmp_path / "plain.gguf", "3")])
+    found = discover_trained(
+        [
+            Info("mia-rl", tmp_path / "mia" / "model.gguf", "1"),
+            Info("director-grpo", tmp_path / "dir" / "model.gguf", "2"),
+            Info("someone-elses", tmp_path / "plain.gguf", "3"),
+        ]
+    )
     assert found.persona == {"support:Mia": "mia-rl"} and found.director == "director-grpo"
     configs, skipped = resolve(["mascot-p", "mascot-c", "mascot"], found)
     assert not skipped
     by = {c.name: c for c in configs}
     assert by["mascot-p"].director_model == "director-grpo" and not by["mascot-p"].persona_models
-    assert by["mascot-c"].persona_models == {"support:Mia": "mia-rl"} and by["mascot-c"].director_model is None
+    assert (
+        by["mascot-c"].persona_models == {"support:Mia": "mia-rl"}
+        and by["mascot-c"].director_model is None
+    )
     from engine.persona_files import load_set
+
     group = by["mascot"].group_for(load_set("support"))
     assert group.member("Mia").model == "mia-rl" and group.member("Theo").model is None
     assert all(p.model is None for p in by["mascot"].group_for(load_set("workplace")).members)
@@ -155,16 +176,29 @@ def test_sft_only_persona_models_make_their_own_ablation_and_never_replace_the_r
             self.name, self.path, self.added, self.bundled = name, str(path), added, False
 
     infos = []
-    for n, (folder, manifest) in enumerate((
-            ("rl", {"persona": "Mia", "group": "support", "config": {"policy": {"sft_only": False}}}),
-            ("sft", {"persona": "Mia", "group": "support", "config": {"policy": {"sft_only": True}}}),
-            ("dir", {"kind": "director"}))):
+    for n, (folder, manifest) in enumerate(
+        (
+            (
+                "rl",
+                {"persona": "Mia", "group": "support", "config": {"policy": {"sft_only": False}}},
+            ),
+            (
+                "sft",
+                {"persona": "Mia", "group": "support", "config": {"policy": {"sft_only": True}}},
+            ),
+            ("dir", {"kind": "director"}),
+        )
+    ):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "model.gguf").write_bytes(b"GGUF")
         (tmp_path / folder / "manifest.json").write_text(json.dumps(manifest))
         infos.append(Info(f"mia-{folder}", tmp_path / folder / "model.gguf", str(n)))
-    found = discover_trained(infos)  # the SFT-only model is the newest: it must still not become "mascot"
-    assert found.persona == {"support:Mia": "mia-rl"} and found.persona_sft == {"support:Mia": "mia-sft"}
+    found = discover_trained(
+        infos
+    )  # the SFT-only model is the newest: it must still not become "mascot"
+    assert found.persona == {"support:Mia": "mia-rl"} and found.persona_sft == {
+        "support:Mia": "mia-sft"
+    }
     by = {c.name: c for c in resolve(["mascot", "mascot-sft"], found)[0]}
     assert by["mascot"].persona_models == {"support:Mia": "mia-rl"}
     assert by["mascot-sft"].persona_models == {"support:Mia": "mia-sft"}
@@ -175,6 +209,7 @@ def test_sft_only_persona_models_make_their_own_ablation_and_never_replace_the_r
 
 def test_single_agent_configuration_is_one_generic_assistant():
     from engine.persona_files import load_set
+
     group = BASELINES["single"].group_for(load_set("support"))
     assert group.names == ["Assistant"] and BASELINES["single"].max_speakers == 1
     assert BASELINES["single-member"].group_for(load_set("support")).names == ["Mia"]
@@ -185,12 +220,20 @@ def test_single_agent_configuration_is_one_generic_assistant():
 
 def _rows(group, picks_by_order):
     import itertools
+
     rows = []
     for sid in ("s1", "s2"):
         for order in itertools.permutations(group):
             slot = picks_by_order(order)
-            rows.append({"scenario_id": sid, "configs": list(group), "order": list(order),
-                         "choice": order[slot], "slot": slot})
+            rows.append(
+                {
+                    "scenario_id": sid,
+                    "configs": list(group),
+                    "order": list(order),
+                    "choice": order[slot],
+                    "slot": slot,
+                }
+            )
     return rows
 
 
@@ -210,7 +253,9 @@ def test_a_judge_that_always_picks_one_configuration_gives_it_every_order():
 
 def test_comparison_plan():
     pairs, triples = plan(["single", "round-robin", "all", "director"], "quick")
-    assert triples == [("single", "round-robin", "director")] and pairs == [("director", "round-robin")]
+    assert triples == [("single", "round-robin", "director")] and pairs == [
+        ("director", "round-robin")
+    ]
     pairs, _ = plan(["single", "round-robin", "director", "mascot"], "full")
     assert pairs == [("mascot", "single"), ("mascot", "round-robin"), ("mascot", "director")]
     assert plan(["single", "director"], "none") == ([], [])
@@ -241,13 +286,25 @@ def test_report_document_renders_tables_in_markdown_and_escaped_html():
     md, page = d.markdown(), d.html("t")
     assert "| a\\|b | <3.0> |" in md and "## Headline" in md
     assert "&lt;3.0&gt;" in page and "<th>Config</th>" in page
-    rows = Rows([{"config": "d", "metric": "m", "domain": "all", "persona": "", "value": 2.0,
-                  "ci_low": 1.5, "ci_high": 2.5}])
+    rows = Rows(
+        [
+            {
+                "config": "d",
+                "metric": "m",
+                "domain": "all",
+                "persona": "",
+                "value": 2.0,
+                "ci_low": 1.5,
+                "ci_high": 2.5,
+            }
+        ]
+    )
     assert rows.fmt("d", "m") == "2.00 [1.50, 2.50]" and rows.fmt("d", "x") == "–"
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
     from evaluation.cli import main
+
     assert main(["compare", "--db", str(tmp_path / "none.db")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("mascot-eval: ") and err.count("\n") == 1
@@ -261,50 +318,92 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 def _options(out, **kw):
     from evaluation.pipeline import EvalOptions
-    base = dict(out=out, configs=["single"], domains=["support"], limit=1, judges=["heuristic"],
-                compare="none", max_tokens=8, seed=3, progress=False, command="pytest")
+
+    base = dict(
+        out=out,
+        configs=["single"],
+        domains=["support"],
+        limit=1,
+        judges=["heuristic"],
+        compare="none",
+        max_tokens=8,
+        seed=3,
+        progress=False,
+        command="pytest",
+    )
     return EvalOptions(**{**base, **kw})
 
 
 @pytest.mark.model
-def test_tiny_real_run_writes_report_and_rows_and_resumes_without_generating(tmp_path, real_backend_for, store):
+def test_tiny_real_run_writes_report_and_rows_and_resumes_without_generating(
+    tmp_path, real_backend_for, store
+):
     from evaluation.pipeline import run
+
     out = tmp_path / "eval"
     # the full MASCOT configuration needs trained models, which this fresh store lacks: it is
     # skipped with the reason, and the run goes on with the rest
-    first = run(_options(out, configs=["single", "mascot"]), backend_for=real_backend_for, store=store)
+    first = run(
+        _options(out, configs=["single", "mascot"]), backend_for=real_backend_for, store=store
+    )
     assert (first.generated, first.judged) == (1, 1)
     assert set(first.skipped) == {"mascot"}
     assert "mascot-train" in first.skipped["mascot"] and "Director" in first.skipped["mascot"]
-    for name in ("report.md", "report.html", "results.json", "results.db",
-                 "figures/judge_dimensions.png", "figures/automatic_metrics.png", "figures/by_domain.png"):
+    for name in (
+        "report.md",
+        "report.html",
+        "results.json",
+        "results.db",
+        "figures/judge_dimensions.png",
+        "figures/automatic_metrics.png",
+        "figures/by_domain.png",
+    ):
         assert (out / name).stat().st_size > 0, name
     md = (out / "report.md").read_text()
     assert "## Headline" in md and "| Single agent |" in md and "pytest" in md  # the exact command
     db = sqlite3.connect(out / "results.db")
-    rows = db.execute("SELECT config, metric, value, created FROM results WHERE run_id = ?",
-                      [first.run_id]).fetchall()
+    rows = db.execute(
+        "SELECT config, metric, value, created FROM results WHERE run_id = ?", [first.run_id]
+    ).fetchall()
     got = {(c, m): v for c, m, v, _ in rows if v is not None}
     assert 1.0 <= got[("single", "judge.mean")] <= 5.0
     assert 0.0 <= got[("single", "judge.mean_100")] <= 100.0
     assert ("single", "distinct_2") in got and got[("single", "seconds_per_round")] > 0
     assert ("single", "redundancy") not in got  # one reply: nothing to be redundant with
     assert all(created for *_, created in rows)
-    second = run(_options(out, configs=["single", "mascot"]), backend_for=real_backend_for, store=store)
+    second = run(
+        _options(out, configs=["single", "mascot"]), backend_for=real_backend_for, store=store
+    )
     assert (second.generated, second.judged) == (0, 0)  # resumed: nothing generated or judged again
     assert second.run_id != first.run_id
-    assert [s for (s,) in db.execute("SELECT status FROM runs ORDER BY started")] == ["done", "done"]
+    assert [s for (s,) in db.execute("SELECT status FROM runs ORDER BY started")] == [
+        "done",
+        "done",
+    ]
     md = (out / "report.md").read_text()
     assert first.run_id in md and second.run_id in md  # the history section lists both runs
 
 
 def test_pooling_seeds_averages_each_scenario_before_the_paired_difference():
     from evaluation.pool import pool, table
+
     def run(seed, rr, mascot):
-        return {"seed": seed, "units": [u for sid in rr for u in (
-            {"config": "round-robin", "scenario": sid, "values": {"judge.mean": rr[sid]}},
-            {"config": "mascot", "scenario": sid, "values": {"judge.mean": mascot[sid]}})]}
-    runs = [run(7, {"a": 2.0, "b": 3.0}, {"a": 3.0, "b": 3.0}), run(8, {"a": 2.0, "b": 3.0}, {"a": 2.0, "b": 4.0})]
+        return {
+            "seed": seed,
+            "units": [
+                u
+                for sid in rr
+                for u in (
+                    {"config": "round-robin", "scenario": sid, "values": {"judge.mean": rr[sid]}},
+                    {"config": "mascot", "scenario": sid, "values": {"judge.mean": mascot[sid]}},
+                )
+            ],
+        }
+
+    runs = [
+        run(7, {"a": 2.0, "b": 3.0}, {"a": 3.0, "b": 3.0}),
+        run(8, {"a": 2.0, "b": 3.0}, {"a": 2.0, "b": 4.0}),
+    ]
     rows = {(r["config"], r["metric"]): r for r in pool(runs, ("judge.mean",))}
     # per scenario over seeds: rr a 2.0, b 3.0; mascot a 2.5, b 3.5 -> +0.5 on both scenarios
     assert rows[("mascot", "diff_rr:judge.mean")]["value"] == pytest.approx(0.5)
@@ -315,24 +414,38 @@ def test_pooling_seeds_averages_each_scenario_before_the_paired_difference():
 
 
 @pytest.mark.model
-def test_two_seeds_pool_into_paired_differences_with_the_exemplar_metric(tmp_path, real_backend_for, store, capsys):
+def test_two_seeds_pool_into_paired_differences_with_the_exemplar_metric(
+    tmp_path, real_backend_for, store, capsys
+):
     from evaluation.cli import main
     from evaluation.pipeline import run
+
     outs = []
     for seed in (3, 4):
         out = tmp_path / f"s{seed}"
-        run(_options(out, configs=["round-robin", "all"], seed=seed, max_tokens=12), backend_for=real_backend_for,
-            store=store)
+        run(
+            _options(out, configs=["round-robin", "all"], seed=seed, max_tokens=12),
+            backend_for=real_backend_for,
+            store=store,
+        )
         units = json.loads((out / "units.json").read_text())
-        assert units["seed"] == seed and {u["config"] for u in units["units"]} == {"round-robin", "all"}
+        assert units["seed"] == seed and {u["config"] for u in units["units"]} == {
+            "round-robin",
+            "all",
+        }
         rates = [u["values"]["identifiability_exemplar"] for u in units["units"]]
-        assert all(r is None or 0.0 <= r <= 1.0 for r in rates) and any(r is not None for r in rates)
+        assert all(r is None or 0.0 <= r <= 1.0 for r in rates) and any(
+            r is not None for r in rates
+        )
         outs.append(str(out))
     assert main(["pool", *outs, "--json", str(tmp_path / "pooled.json")]) == 0
     printed = capsys.readouterr().out
     assert "seeds 3, 4" in printed and "| All respond |" in printed
     rows = json.loads((tmp_path / "pooled.json").read_text())
-    assert any(r["config"] == "all" and r["metric"] == "diff_rr:judge.mean" and r["seeds"] == 2 for r in rows)
+    assert any(
+        r["config"] == "all" and r["metric"] == "diff_rr:judge.mean" and r["seeds"] == 2
+        for r in rows
+    )
     assert main(["pool", str(tmp_path / "nothing-here")]) == 1
     assert "units.json" in capsys.readouterr().err
 
@@ -341,19 +454,34 @@ def test_two_seeds_pool_into_paired_differences_with_the_exemplar_metric(tmp_pat
 @pytest.mark.slow
 def test_director_run_with_local_judge_and_debiased_comparisons(tmp_path, real_backend_for, store):
     from evaluation.pipeline import run
+
     out = tmp_path / "eval"
-    res = run(_options(out, configs=["single", "round-robin", "director"], judges=["combined"],
-                       compare="quick", max_tokens=10),
-              backend_for=real_backend_for, store=store)
+    res = run(
+        _options(
+            out,
+            configs=["single", "round-robin", "director"],
+            judges=["combined"],
+            compare="quick",
+            max_tokens=10,
+        ),
+        backend_for=real_backend_for,
+        store=store,
+    )
     rows = Rows(res.rows)
     assert res.generated == 3
     assert rows.get("director", "director_validity")["value"] >= 0.5
     assert 0.0 <= rows.get("round-robin", "redundancy")["value"] <= 1.0
     assert rows.get("round-robin", "balance") is not None
-    share = [rows.get(c, "compare:single/round-robin/director:share")["value"]
-             for c in ("single", "round-robin", "director")]
+    share = [
+        rows.get(c, "compare:single/round-robin/director:share")["value"]
+        for c in ("single", "round-robin", "director")
+    ]
     assert sum(share) == pytest.approx(1.0)  # every order asked once, one pick each
     assert rows.get("-", "compare:single/round-robin/director:first_slot_rate") is not None
-    assert rows.get("round-robin", "judge[local].mean") and rows.get("round-robin", "judge[heuristic].mean")
+    assert rows.get("round-robin", "judge[local].mean") and rows.get(
+        "round-robin", "judge[heuristic].mean"
+    )
     assert "position bias" in (out / "report.md").read_text()
-    assert (out / "figures" / "by_persona.png").is_file() and (out / "figures" / "comparisons.png").is_file()
+    assert (out / "figures" / "by_persona.png").is_file() and (
+        out / "figures" / "comparisons.png"
+    ).is_file()

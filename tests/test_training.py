@@ -14,14 +14,15 @@ from pathlib import Path
 import pytest
 
 from engine.errors import InputError
-from training.judges.rubric import DIMENSIONS, parse_scores
 from engine.persona_files import load_set
+from training.judges.rubric import DIMENSIONS, parse_scores
 from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, USER, load_scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 # -- scenarios ----------------------------------------------------------------------------------
+
 
 def test_scenario_sets_are_complete_and_well_formed():
     ids = set()
@@ -56,21 +57,30 @@ def test_scenario_splits_are_disjoint_and_filtered():
 def test_training_contexts_use_the_train_split_and_the_apps_prompt():
     from engine.chat.group import GroupChat
     from engine.chat.settings import ChatSettings
-    from engine.reply.prompts import TranscriptItem
     from engine.llm.backend import FakeBackend
+    from engine.reply.prompts import TranscriptItem
     from training.contexts import build_contexts
+
     ctxs = build_contexts("support", ["Mia"], split="train", limit=3)
     held = {s.id for s in load_scenarios("support", "heldout")}
     assert len(ctxs) == 3 and not {c.scenario.id for c in ctxs} & held
     c = ctxs[0]
     group = load_set("support")
-    chat = GroupChat(group, settings=ChatSettings(policy="round-robin"),
-                     backend_for=lambda _m: FakeBackend(n_ctx=2048))
-    chat.transcript = [TranscriptItem("user" if h["speaker"] == USER else "companion", h["speaker"], h["text"])
-                       for h in c.scenario.transcript()]
+    chat = GroupChat(
+        group,
+        settings=ChatSettings(policy="round-robin"),
+        backend_for=lambda _m: FakeBackend(n_ctx=2048),
+    )
+    chat.transcript = [
+        TranscriptItem("user" if h["speaker"] == USER else "companion", h["speaker"], h["text"])
+        for h in c.scenario.transcript()
+    ]
     assert c.messages == chat.speaker_request(group.member("Mia"), "").messages
     assert c.prompt.rstrip().endswith("assistant") and c.scenario.user_message in c.prompt
-    assert c.clean("Hello there.\nTheo: I will answer instead") == ("Hello there.", False)  # a stop string
+    assert c.clean("Hello there.\nTheo: I will answer instead") == (
+        "Hello there.",
+        False,
+    )  # a stop string
     assert c.clean("Hello there. Theo: I will answer instead") == ("Hello there.", True)
 
 
@@ -80,13 +90,19 @@ def test_the_judge_reward_scores_what_the_user_would_see_with_the_teacher():
     from training.contexts import build_contexts
     from training.judges.factory import make_judge
     from training.rewards import make_rewards
+
     ctx = build_contexts("support", ["Mia"], split="train", limit=1)[0]
     judge = make_judge("learned")
     (fn,), _ = make_rewards({"judge": 1.0}, {"judge": judge, "contexts": {ctx.id: ctx}})
     good = "Oh, that sounds so heavy. I'm here with you. What has been the hardest part today?"
     rude = "Whatever. Not my problem, honestly."
-    cols = dict(context=[ctx.id] * 4, persona=["Mia"] * 4, stop=[ctx.stop] * 4, others=[ctx.others] * 4,
-                recent=[ctx.recent] * 4)
+    cols = dict(
+        context=[ctx.id] * 4,
+        persona=["Mia"] * 4,
+        stop=[ctx.stop] * 4,
+        others=[ctx.others] * 4,
+        recent=[ctx.recent] * 4,
+    )
     scores = fn([ctx.prompt] * 4, [good, rude, "", good + "\nUser: thanks Mia"], **cols)
     assert scores[0] > scores[1] and scores[2] == -2.0
     assert scores[3] == scores[0]  # the line written as the user is cut before judging
@@ -95,17 +111,26 @@ def test_the_judge_reward_scores_what_the_user_would_see_with_the_teacher():
 
 # -- judge parsing ---------------------------------------------------------------------------------
 
+
 def test_parse_scores_reads_json_and_forgives_format():
-    text = 'Sure! ```json\n{"emotional_expressiveness": 4, "Empathetic support": "5", ' \
-           '"persona-consistency": 2.5, "response_relevance": "3/5", "social_contribution": 9}\n```'
+    text = (
+        'Sure! ```json\n{"emotional_expressiveness": 4, "Empathetic support": "5", '
+        '"persona-consistency": 2.5, "response_relevance": "3/5", "social_contribution": 9}\n```'
+    )
     values, complete = parse_scores(text)
     assert complete
-    assert values == {"emotional_expressiveness": 4.0, "empathetic_support": 5.0, "persona_consistency": 2.5,
-                      "response_relevance": 3.0, "social_contribution": 5.0}
+    assert values == {
+        "emotional_expressiveness": 4.0,
+        "empathetic_support": 5.0,
+        "persona_consistency": 2.5,
+        "response_relevance": 3.0,
+        "social_contribution": 5.0,
+    }
 
 
-@pytest.mark.parametrize("text", ["", "no json here", '{"emotional_expressiveness": true}', "{broken",
-                                  '{"a": {"b": 1}'])
+@pytest.mark.parametrize(
+    "text", ["", "no json here", '{"emotional_expressiveness": true}', "{broken", '{"a": {"b": 1}']
+)
 def test_parse_scores_falls_back_to_neutral(text):
     values, complete = parse_scores(text)
     assert not complete and set(values) == set(DIMENSIONS)
@@ -113,11 +138,12 @@ def test_parse_scores_falls_back_to_neutral(text):
 
 
 def test_parse_scores_skips_a_broken_object_before_a_good_one():
-    values, complete = parse_scores('{oops} then ' + json.dumps({d: 2 for d in DIMENSIONS}))
+    values, complete = parse_scores("{oops} then " + json.dumps({d: 2 for d in DIMENSIONS}))
     assert complete and all(v == 2.0 for v in values.values())
 
 
 # -- preference pairing ---------------------------------------------------------------------------
+
 
 def _rows(*pairs):
     return [{"reply": r, "mean": m} for r, m in pairs]
@@ -125,6 +151,7 @@ def _rows(*pairs):
 
 def test_pairs_need_the_margin_and_point_the_right_way():
     from training.prefs import make_pairs
+
     pairs = make_pairs(_rows(("a", 4.0), ("b", 3.6), ("c", 2.0)), min_margin=0.5, max_pairs=10)
     assert [(p["chosen"], p["rejected"]) for p in pairs] == [("a", "c"), ("b", "c")]
     assert pairs[0]["margin"] == 2.0 and pairs[1]["margin"] == pytest.approx(1.6)
@@ -132,33 +159,40 @@ def test_pairs_need_the_margin_and_point_the_right_way():
 
 def test_pairs_skip_duplicates_and_keep_the_widest():
     from training.prefs import make_pairs
+
     rows = _rows(("Same text.", 5.0), ("same  TEXT.", 1.0), ("x", 3.0), ("y", 1.5))
     pairs = make_pairs(rows, min_margin=0.5, max_pairs=2)
     assert len(pairs) == 2 and pairs[0] == {"chosen": "Same text.", "rejected": "y", "margin": 3.5}
     assert all(p["chosen"] != p["rejected"] for p in pairs)
     assert make_pairs(_rows(("a", 3.0), ("b", 3.4)), 0.5, 4) == []
-    assert len(make_pairs(_rows(("a", 3.0), ("b", 3.5)), 0.5, 4)) == 1   # exactly the margin counts
+    assert len(make_pairs(_rows(("a", 3.0), ("b", 3.5)), 0.5, 4)) == 1  # exactly the margin counts
 
 
 # -- config and CLI -----------------------------------------------------------------------------------
 
+
 def test_config_precedence_defaults_tiny_yaml_cli(tmp_path):
     from training.cli import make_parser, resolve
+
     yml = tmp_path / "c.yaml"
     yml.write_text("out: from-yaml\nsample:\n  k: 7\n  personas: [Theo]\npolicy:\n  lora: {r: 2}\n")
-    args = make_parser().parse_args(["pipeline", "--tiny", "--config", str(yml), "--sample.k", "5",
-                                     "--policy.lora.alpha", "3"])
+    args = make_parser().parse_args(
+        ["pipeline", "--tiny", "--config", str(yml), "--sample.k", "5", "--policy.lora.alpha", "3"]
+    )
     cfg = resolve(args, None)
     assert cfg.out == "from-yaml" and cfg.base.tiny
     assert cfg.sample.k == 5 and cfg.sample.personas == ["Theo"] and cfg.sample.max_tokens == 16
     assert cfg.policy.lora.r == 2 and cfg.policy.lora.alpha == 3
-    stage = resolve(make_parser().parse_args(["sample", "--out", "x", "--k", "2", "--personas", "Mia,Ruth"]),
-                    "sample")
+    stage = resolve(
+        make_parser().parse_args(["sample", "--out", "x", "--k", "2", "--personas", "Mia,Ruth"]),
+        "sample",
+    )
     assert stage.out == "x" and stage.sample.k == 2 and stage.sample.personas == ["Mia", "Ruth"]
 
 
 def test_config_errors_are_one_line(tmp_path, capsys):
     from training.cli import main
+
     yml = tmp_path / "bad.yaml"
     yml.write_text("sample:\n  kk: 3\n")
     assert main(["pipeline", "--config", str(yml), "--out", str(tmp_path / "o")]) == 1
@@ -172,8 +206,11 @@ def test_missing_train_extra_says_how_to_install(monkeypatch, capsys):
     import importlib.util
 
     from training.cli import main
+
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a)
+    )
     assert main(["pipeline", "--tiny", "--out", "x"]) == 1
     err = capsys.readouterr().err.strip()
     assert "pip install -e '.[train]'" in err and "trl" in err and "\n" not in err
@@ -181,16 +218,23 @@ def test_missing_train_extra_says_how_to_install(monkeypatch, capsys):
 
 def test_a_stage_refuses_to_run_before_its_inputs(tmp_path, capsys):
     from training.cli import main
+
     assert main(["prefs", "--out", str(tmp_path)]) == 1
     assert "Stage 'sample' has not finished" in capsys.readouterr().err
 
 
-def test_a_persona_adapter_is_served_over_the_bundled_model_only_when_training_started_from_it(tmp_path):
+def test_a_persona_adapter_is_served_over_the_bundled_model_only_when_training_started_from_it(
+    tmp_path,
+):
     from engine.models.registry import BUNDLED_NAME
     from training.export import served_base
+
     (tmp_path / "base").mkdir()
-    for cfg, bundled in (({"source": "bundled", "tiny": False}, True), ({"source": "bundled", "tiny": True}, False),
-                         ({"source": "Qwen/Qwen2.5-1.5B-Instruct", "tiny": False}, False)):
+    for cfg, bundled in (
+        ({"source": "bundled", "tiny": False}, True),
+        ({"source": "bundled", "tiny": True}, False),
+        ({"source": "Qwen/Qwen2.5-1.5B-Instruct", "tiny": False}, False),
+    ):
         (tmp_path / "base" / "config.json").write_text(json.dumps(cfg))
         assert (served_base(tmp_path) == BUNDLED_NAME) is bundled
         if not bundled:
@@ -204,12 +248,23 @@ def test_pyproject_declares_the_console_script():
 
 # -- the tiny pipeline end to end -------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny-run")
     home = tmp_path_factory.mktemp("tiny-home")
     env = {**os.environ, "MASCOT_HOME": str(home), "MASCOT_THREADS": "1"}
-    cmd = [sys.executable, "-m", "training.cli", "pipeline", "--tiny", "--out", str(out), "--threads", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "training.cli",
+        "pipeline",
+        "--tiny",
+        "--out",
+        str(out),
+        "--threads",
+        "1",
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # stdout also carries the trainers' log lines; the summary is written to a file as well
@@ -219,6 +274,7 @@ def tiny_run(tmp_path_factory):
 @pytest.mark.slow
 def test_tiny_pipeline_exports_a_gguf_that_llama_cpp_runs(tiny_run):
     from llama_cpp import Llama
+
     out, _home, summary, _cmd, _env = tiny_run
     export = summary["exports"]["Mia"]
     folder = out / "export" / "Mia"
@@ -227,13 +283,19 @@ def test_tiny_pipeline_exports_a_gguf_that_llama_cpp_runs(tiny_run):
     for key in ("f16", "q4_k_m"):
         llm = Llama(model_path=str(folder / export["files"][key]), n_ctx=256, verbose=False)
         try:
-            text = llm.create_completion("Hello", max_tokens=5, temperature=0.0)["choices"][0]["text"]
+            text = llm.create_completion("Hello", max_tokens=5, temperature=0.0)["choices"][0][
+                "text"
+            ]
             assert llm.n_tokens > 1 and isinstance(text, str)
         finally:
             llm.close()
     # the LoRA adapter alone loads on the base GGUF
-    llm = Llama(model_path=str(out / "base" / "base-f16.gguf"), lora_path=str(folder / export["files"]["lora"]),
-                n_ctx=256, verbose=False)
+    llm = Llama(
+        model_path=str(out / "base" / "base-f16.gguf"),
+        lora_path=str(folder / export["files"]["lora"]),
+        n_ctx=256,
+        verbose=False,
+    )
     try:
         llm.create_completion("Hello", max_tokens=3, temperature=0.0)
     finally:
@@ -244,6 +306,7 @@ def test_tiny_pipeline_exports_a_gguf_that_llama_cpp_runs(tiny_run):
 def test_tiny_pipeline_manifest_fidelity_and_registry(tiny_run, monkeypatch):
     from engine.models.registry import ModelRegistry
     from engine.storage import Store
+
     out, home, summary, _cmd, _env = tiny_run
     manifest = json.loads((out / "export" / "Mia" / "manifest.json").read_text())
     assert manifest["metrics"]["fidelity"] >= 0.99
@@ -257,7 +320,10 @@ def test_tiny_pipeline_manifest_fidelity_and_registry(tiny_run, monkeypatch):
         assert (out / stage / "config.json").is_file() and (out / stage / "DONE").is_file()
     # only the train split was sampled
     held = {s.id for s in load_scenarios(split="heldout")}
-    sampled = {json.loads(line)["scenario"] for line in (out / "samples" / "samples.jsonl").read_text().splitlines()}
+    sampled = {
+        json.loads(line)["scenario"]
+        for line in (out / "samples" / "samples.jsonl").read_text().splitlines()
+    }
     assert sampled and not sampled & held
     monkeypatch.setenv("MASCOT_HOME", str(home))
     store = Store()
@@ -269,11 +335,22 @@ def test_tiny_pipeline_manifest_fidelity_and_registry(tiny_run, monkeypatch):
         assert Path(base.path).resolve() == (out / "base" / "base-f16.gguf").resolve()
         from engine.chat.backends import default_backend_factory
         from engine.llm.backend import GenRequest
-        backend = default_backend_factory(store, n_ctx=256, n_threads=1)(manifest["registered"]["name"])
-        gen = backend.generate(GenRequest(slot="Mia", messages=[{"role": "user", "content": "Hello"}], max_tokens=4,
-                                          temperature=0.0))
+
+        backend = default_backend_factory(store, n_ctx=256, n_threads=1)(
+            manifest["registered"]["name"]
+        )
+        gen = backend.generate(
+            GenRequest(
+                slot="Mia",
+                messages=[{"role": "user", "content": "Hello"}],
+                max_tokens=4,
+                temperature=0.0,
+            )
+        )
         gen.text()
-        assert gen.stats.completion_tokens >= 1 and gen.stats.model == manifest["registered"]["name"]
+        assert (
+            gen.stats.completion_tokens >= 1 and gen.stats.model == manifest["registered"]["name"]
+        )
     finally:
         store.close()
 
@@ -293,26 +370,65 @@ def test_sft_only_ablation_trains_the_warm_start_alone_and_exports(tiny_run, tmp
     a persona adapter from the warm start alone, no RL history, that the export stage turns into a
     GGUF llama.cpp runs."""
     import shutil
+
     out, _home, _summary, _cmd, env = tiny_run
     abl = tmp_path / "sft-only"
     for stage in ("base", "samples", "prefs", "reward"):
         shutil.copytree(out / stage, abl / stage)
-    proc = subprocess.run([sys.executable, "-m", "training.cli", "policy", "--tiny", "--out", str(abl),
-                           "--sft-warmstart", "--sft-only", "--threads", "1"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training.cli",
+            "policy",
+            "--tiny",
+            "--out",
+            str(abl),
+            "--sft-warmstart",
+            "--sft-only",
+            "--threads",
+            "1",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     metrics = json.loads((abl / "policy" / "Mia" / "metrics.json").read_text())
-    assert metrics["algorithm"] == "sft-only" and metrics["sft"]["examples"] > 0 and "history" not in metrics
+    assert (
+        metrics["algorithm"] == "sft-only"
+        and metrics["sft"]["examples"] > 0
+        and "history" not in metrics
+    )
     assert (abl / "policy" / "Mia" / "adapter" / "adapter_config.json").is_file()
-    proc = subprocess.run([sys.executable, "-m", "training.cli", "export", "--tiny", "--out", str(abl),
-                           "--no-register", "--threads", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training.cli",
+            "export",
+            "--tiny",
+            "--out",
+            str(abl),
+            "--no-register",
+            "--threads",
+            "1",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert list((abl / "export" / "Mia").glob("*-f16.gguf"))
 
 
 def test_sft_only_without_the_warm_start_is_one_line(tmp_path, capsys):
     from training.cli import main
+
     pytest.importorskip("trl")
     code = main(["policy", "--out", str(tmp_path), "--sft-only"])
     err = capsys.readouterr().err.strip()
