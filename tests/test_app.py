@@ -604,7 +604,8 @@ def test_settings_export_and_delete_all_data(window, qtbot, tmp_path, monkeypatc
     assert s.messages.rowCount() == 0 and window.chat_view.empty.isVisible()
     assert "a private thought" not in json.dumps(list(s.store.iter_all()))
     assert not imported.exists()
-    assert window.disclosure.isVisibleTo(window) or not s.settings.disclosure_seen
+    # deleting everything is a first run again: the AI notice shows at the next start
+    assert not s.settings.disclosure_seen and not AppSettings.load().disclosure_seen
 
     dlg2 = SettingsDialog(s, window)
     qtbot.addWidget(dlg2)

@@ -11,6 +11,7 @@ import os
 import pytest
 from app_helpers import open_window
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from app import theme
 
@@ -168,7 +169,7 @@ def test_lorebook_editor_adds_edits_deletes_and_the_entry_reaches_the_prompt(win
     shot = os.environ.get("MASCOT_LOREBOOK_SHOT")
     if shot:
         dlg.list.setCurrentIndex(s.lorebook.index(0))
-        qtbot.wait(50)
+        QApplication.processEvents()  # paint the selection before the screenshot
         assert dlg.grab().save(shot)
     dlg.close()
 

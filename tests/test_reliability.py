@@ -22,6 +22,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.model
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_cpu(pid: int, seconds: float, limit: float = 120.0) -> None:
+    """Return once ``pid`` has computed ``seconds`` more CPU time (it is working, not idle)."""
+    start, deadline = cpu_seconds(pid), time.monotonic() + limit
+    while cpu_seconds(pid) - start < seconds:
+        assert time.monotonic() < deadline, "the chat stopped computing"
+        time.sleep(0.01)
+
+
 def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
     env = {**os.environ, "MASCOT_HOME": str(mascot_home)}
     proc = subprocess.Popen(
@@ -55,7 +69,7 @@ def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
         if ev["type"] == "director" and finished:
             break  # the second companion is about to stream: kill it mid-round
         assert time.monotonic() < deadline
-    time.sleep(0.5)  # let it stream a little (the kill must land mid-generation)
+    wait_for_cpu(proc.pid, seconds=0.3)  # the next reply is being computed: kill mid-generation
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
