@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .memory import words
+from .safety import learned
 
 RECALL_BUDGET = 120  # tokens of recalled messages in one companion note
 RECALL_TOP = 2  # at most this many messages
@@ -72,7 +73,6 @@ def method() -> str:
     asked = os.environ.get("MASCOT_RECALL", "").strip().lower()
     if asked == "words":
         return "words"
-    from .safety import learned  # numpy: loaded at the first recall, not with the engine
 
     return "minilm" if learned.model_dir() is not None else "words"
 
@@ -89,7 +89,6 @@ _persisted: "weakref.WeakKeyDictionary[Any, set[tuple[int, str]]]" = (
 
 
 def _embed(texts: list[str]) -> list[Any] | None:
-    from .safety import learned  # numpy, as in method()
 
     out: list[Any] = []
     for i in range(0, len(texts), EMBED_BATCH):
