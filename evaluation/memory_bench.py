@@ -26,7 +26,7 @@ Reported per condition:
   conversations; the bench's questions (direct and paraphrased) and a held-out set
   (``HELDOUT``: facts and questions written apart, never used to choose a threshold);
 * ``--summary``: what a rolling summary by the bundled model keeps of the six facts (and what it
-  adds that nobody said), the design the issue also names.
+  adds that nobody said), a design compared in docs/memory.md.
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""Director training (issue 5): group rewards, config, and ``mascot-train director --tiny`` end to end.
+"""Director training: group rewards, config, and ``mascot-train director --tiny`` end to end.
 
 The end-to-end test runs the CLI in a subprocess on a tiny random Llama, then checks the export
 (manifest with ``"role": "director"``, sha256, fidelity, registry) and lets the exported Director

@@ -14,7 +14,7 @@ from training.judges.learned import LearnedJudge, LongerWins, load_preferences, 
 from training.judges.rubric import DIMENSIONS, agreement
 from training.scenarios import load_scenarios
 
-# The acceptance target of issue 23 (docs/judge.md): overall and per flaw, on the test split.
+# The acceptance target of the learned judge (docs/judge.md): overall and per flaw, on the test split.
 TARGET_OVERALL = 0.85
 TARGET_PER_FLAW = 0.75
 FLAWS = {

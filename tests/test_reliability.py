@@ -21,7 +21,6 @@ from engine.storage import Store
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.model
 def cpu_seconds(pid: int) -> float:
     """CPU time a process has used so far (user + system), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -36,6 +35,7 @@ def wait_for_cpu(pid: int, seconds: float, limit: float = 120.0) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.model
 def test_sigkill_mid_round_loses_no_finished_message(mascot_home):
     env = {**os.environ, "MASCOT_HOME": str(mascot_home)}
     proc = subprocess.Popen(

@@ -1,4 +1,4 @@
-"""Training pipeline (issue 4): unit tests for its pieces and the --tiny pipeline end to end.
+"""Training pipeline: unit tests for its pieces and the --tiny pipeline end to end.
 
 The end-to-end test runs ``mascot-train pipeline --tiny`` in a subprocess (as a user would), on a
 tiny random Llama with the bundled tokenizer, then checks the exported files in llama.cpp, the
@@ -366,7 +366,7 @@ def test_tiny_pipeline_resumes_without_redoing_work(tiny_run):
 
 @pytest.mark.slow
 def test_sft_only_ablation_trains_the_warm_start_alone_and_exports(tiny_run, tmp_path):
-    """The SFT-only ablation (issue 23: RL's own effect) on the tiny run's samples and preferences:
+    """The SFT-only ablation (RL's own effect) on the tiny run's samples and preferences:
     a persona adapter from the warm start alone, no RL history, that the export stage turns into a
     GGUF llama.cpp runs."""
     import shutil
