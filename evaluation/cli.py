@@ -22,9 +22,10 @@ import sys
 from pathlib import Path
 
 from engine.errors import MascotError
+from evaluation import pipeline
 from evaluation.configs import ALL_CONFIGS
 from evaluation.db import ResultsDB
-from evaluation.pipeline import EvalOptions, run
+from evaluation.pipeline import EvalOptions
 from evaluation.pool import main as pool_main
 from evaluation.report import Rows
 
@@ -224,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=not a.no_progress,
             **({"judges": a.judges} if a.judges else {}),
         )  # default: judging.DEFAULT_JUDGES
-        result = run(opts)
+        result = pipeline.run(opts)
     except MascotError as e:
         print(f"mascot-eval: {e}", file=sys.stderr)
         return 1
