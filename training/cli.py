@@ -43,6 +43,7 @@ from training.config import (
     STAGES,
     TOP_LEVEL,
     PipelineConfig,
+    VoicesConfig,
     add_options,
     from_dict,
     merge,
@@ -133,6 +134,16 @@ def make_parser() -> argparse.ArgumentParser:
     )
     _common(dp)
     add_options(dp, DirectorConfig)
+    bp = sub.add_parser(
+        "bundled",
+        help="teach the bundled model the companions' voices from the persona corpus (SFT)",
+        description="Supervised fine-tuning of the bundled model on assets/corpus/train with "
+        "the app's own prompts; a shared run writes the adapter the app ships "
+        "(assets/models/voices/). Stop it at any point; run it again to resume. "
+        "See docs/voices.md.",
+    )
+    _common(bp)
+    add_options(bp, VoicesConfig)
     ja = sub.add_parser(
         "judge-agreement", help="measure judges on the hand-written preference pairs"
     )
@@ -254,6 +265,21 @@ def summary(out: Path) -> dict[str, Any]:
     return s
 
 
+def run_bundled(args: argparse.Namespace) -> dict[str, Any]:
+    """``mascot-train bundled``: defaults < YAML < command line; OUT defaults to runs/bundled."""
+    from training import voices
+
+    data = to_dict(VoicesConfig())
+    if args.config:
+        data = merge(data, read_yaml(args.config))
+    cli = namespace_to_nested(args, skip=("command", "config", "tiny"))
+    out = Path(cli.pop("out", "runs/bundled"))
+    if "threads" in cli and not int(cli["threads"]):
+        cli.pop("threads")
+    cfg = from_dict(VoicesConfig, merge(data, cli), "config")
+    return voices.run(cfg, out, tiny=args.tiny)
+
+
 def judge_agreement(
     specs: list[str], json_path: str | None, pair_set: str = "smoke"
 ) -> list[dict[str, Any]]:
@@ -286,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
                     indent=2,
                 )
             )
+            return 0
+        if args.command == "bundled":
+            print(json.dumps(run_bundled(args), indent=2))
             return 0
         if args.command == "director":
             dcfg = resolve_config(args)

@@ -204,6 +204,35 @@ class EvalConfig:
 
 
 @dataclass
+class VoicesConfig:
+    """``mascot-train bundled``: supervised fine-tuning on the persona corpus (training/voices.py)."""
+
+    mode: str = opt("shared", "shared: one LoRA for every persona; full: full fine-tune.")
+    persona: str = opt("", "Train on this persona's replies only (its own adapter); empty = all.")
+    tag: str = opt("", "Run folder under OUT/voices/ (default: the mode, or the persona).")
+    epochs: float = opt(1.0, "Passes over the training replies (ignored with --steps).")
+    steps: int = opt(0, "Optimiser steps (0 = from --epochs).")
+    batch: int = opt(8, "Replies per optimiser step (one companion's card per batch).")
+    lr: float = opt(0.0, "Peak learning rate (0 = 3e-4 for LoRA, 2e-5 for full).")
+    warmup: int = opt(10, "Warm-up steps (linear), then cosine decay to 0.")
+    max_train: int = opt(0, "Use at most this many training replies, spread evenly (0 = all).")
+    eval_examples: int = opt(120, "Test replies whose likelihood is measured.")
+    contrast_examples: int = opt(48, "Test replies in the persona-contrast measurement.")
+    eval_every: int = opt(0, "Measure test likelihood every N steps (0 = at the end only).")
+    eval_before: bool = opt(True, "Measure test likelihood before the first step too.")
+    checkpoint_every: int = opt(10, "Write a resumable checkpoint every N steps.")
+    log_every: int = opt(5, "Print progress every N steps.")
+    threads: int = opt(2, "CPU threads for torch.")
+    seed: int = opt(0, "Seed of the batch order.")
+    ship: bool = opt(
+        True,
+        "When a shared run finishes, write its adapter into assets/models/voices/ "
+        "(the weights the app merges and uses by default).",
+    )
+    lora: LoraSettings = field(default_factory=lambda: LoraSettings(dropout=0.0))
+
+
+@dataclass
 class PipelineConfig:
     out: str = opt("runs/persona", "Output folder; every stage writes a sub-folder here.")
     seed: int = opt(0, "Random seed for sampling and training.")
