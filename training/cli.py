@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MascotError
+from training import voices
 from training.common import (
     progress,
     quiet_libraries,
@@ -267,8 +268,6 @@ def summary(out: Path) -> dict[str, Any]:
 
 def run_bundled(args: argparse.Namespace) -> dict[str, Any]:
     """``mascot-train bundled``: defaults < YAML < command line; OUT defaults to runs/bundled."""
-    from training import voices
-
     data = to_dict(VoicesConfig())
     if args.config:
         data = merge(data, read_yaml(args.config))

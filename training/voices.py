@@ -38,10 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from engine.llm.chat_format import ChatFormat
-from training.common import TrainError, read_json, set_threads, write_json
-from training.config import LoraSettings
-from training.corpus import Corpus, Example
+from engine.paths import assets_dir
+from training.adapter_gguf import write_lora_gguf
+from training.base_model import run as base_run
+from training.common import TrainError, read_json, set_threads, sha256_files, write_json
+from training.config import BaseConfig, LoraSettings
+from training.corpus import Corpus, Example, corpus_dir
 from training.layout import CONFIG, METRICS, hf_dir, is_done, mark_done
+from training.lora import peft_config
 
 END = "<|im_end|>"
 MODES = ("shared", "full")
@@ -134,8 +138,6 @@ def load_model(out: Path, mode: str, lora: LoraSettings, adapter: Path | None = 
     if mode == "full":
         return model
     from peft import PeftModel, get_peft_model
-
-    from training.lora import peft_config
 
     if adapter is not None:
         return PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
@@ -418,8 +420,6 @@ def measure_plain(out: Path, cfg: Any) -> dict[str, Any]:
 
 
 def shipped_dir() -> Path:
-    from engine.paths import assets_dir
-
     return assets_dir() / "models" / "voices"
 
 
@@ -429,9 +429,6 @@ SHIPPED = "mascot-voices-lora.gguf"
 def ship(out: Path, folder: Path, dest: Path | None = None) -> Path:
     """Write a finished shared run's adapter as the llama.cpp LoRA GGUF the app merges into the
     bundled model, with a manifest of how it was made."""
-    from training.adapter_gguf import write_lora_gguf
-    from training.common import sha256_files
-
     if not is_done(folder) or not (folder / "adapter").is_dir():
         raise TrainError(f"{folder}: no finished shared adapter to ship.")
     dest = dest or shipped_dir()
@@ -439,8 +436,6 @@ def ship(out: Path, folder: Path, dest: Path | None = None) -> Path:
     gguf = write_lora_gguf(folder / "adapter", dest / (SHIPPED + ".part"), base=hf_dir(out))
     Path(gguf).replace(dest / SHIPPED)
     m = read_metrics(folder)
-    from training.corpus import corpus_dir
-
     write_json(
         dest / "manifest.json",
         {
@@ -460,9 +455,6 @@ def ship(out: Path, folder: Path, dest: Path | None = None) -> Path:
 def run(cfg: Any, out: Path, tiny: bool = False) -> dict[str, Any]:
     """``mascot-train bundled``: the base model (when missing), the SFT run, and for a shared
     run over every persona, the shipped adapter."""
-    from training.base_model import run as base_run
-    from training.config import BaseConfig
-
     base_run(BaseConfig(tiny=tiny), out)
     tag = cfg.tag or cfg.persona or cfg.mode
     folder = train(out, tag, cfg, log=lambda m: print(m, file=sys.stderr, flush=True))
