@@ -227,7 +227,7 @@ class VoicesConfig:
     ship: bool = opt(
         True,
         "When a shared run finishes, write its adapter into assets/models/voices/ "
-        "(the weights the app merges and uses by default).",
+        "(the weights shipped with the app).",
     )
     lora: LoraSettings = field(default_factory=lambda: LoraSettings(dropout=0.0))
 

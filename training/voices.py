@@ -31,6 +31,7 @@ import math
 import random
 import sys
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -144,17 +145,6 @@ def load_model(out: Path, mode: str, lora: LoraSettings, adapter: Path | None = 
     return get_peft_model(model, peft_config(lora))
 
 
-def _quiet_cache_warning() -> Any:
-    """transformers 5 warns on every ``past_key_values=`` call (renamed ``cache``); the
-    keyword works on every supported version, so the warning is silenced here only."""
-    import warnings
-
-    ctx = warnings.catch_warnings()
-    ctx.__enter__()
-    warnings.filterwarnings("ignore", message=".*past_key_values.*")
-    return ctx
-
-
 def _prefix_cache(model: Any, prefix: list[int]) -> Any:
     import torch
 
@@ -167,12 +157,11 @@ def _prefix_cache(model: Any, prefix: list[int]) -> Any:
 def item_loss(model: Any, it: Item, cache: Any, grad: bool) -> tuple[Any, int]:
     """Summed negative log-likelihood of ``it``'s target after its prompt, and its token count.
     ``cache`` holds the prompt's system prefix (or None); it is copied, never changed."""
-
-    quiet = _quiet_cache_warning()
-    try:
+    with warnings.catch_warnings():
+        # transformers 5 warns on every ``past_key_values=`` call (renamed ``cache``); the
+        # keyword works on every supported version, so the warning is silenced here only.
+        warnings.filterwarnings("ignore", message=".*past_key_values.*")
         return _item_loss(model, it, cache, grad)
-    finally:
-        quiet.__exit__(None, None, None)
 
 
 def _item_loss(model: Any, it: Item, cache: Any, grad: bool) -> tuple[Any, int]:
