@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import avatars, theme
-from .item_models import ROW, MessageListModel, when
+from .item_models import ROW, MessageListModel, when, written_by
 from .widgets import WrapLabel, icon_button
 
 CARET = " ▍"
@@ -197,8 +197,10 @@ class MessageRow(QWidget):
             self.name.setStyleSheet(
                 f"font-weight: 600; color: {theme.name_color(row.get('color', ''))};"
             )
-            if row.get("directive"):
-                self.bubble.setToolTip(f"Director: {row['directive']}")
+            tip = [f"Director: {row['directive']}"] if row.get("directive") else []
+            if written_by(row):
+                tip.append(written_by(row))
+            self.bubble.setToolTip("\n".join(tip))
         self.time.setText(when(row.get("created")))
         tags = []
         if role == "safety":

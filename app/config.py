@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.chat.settings import DEFAULT_HISTORY_TOKENS
+from engine.models.voices import CHOICES as COMPANION_MODELS
 from engine.paths import user_dir
 
 log = logging.getLogger("mascot.app")
@@ -40,6 +41,9 @@ class AppSettings:
     user_name: str = "User"  # what the companions call you
     region: str = ""  # crisis resources region; "" = automatic
     director_model: str = ""  # registered model the Director runs on; "" = the group's model
+    # what companions without a model of their own run on: "voices" (the voices model, once it
+    # is built) or "plain" (the bundled model as it ships)
+    companion_model: str = "voices"
     show_group: bool = True
     show_director: bool = True
     show_memory: bool = False
@@ -74,6 +78,8 @@ class AppSettings:
         out.threads = max(0, min(int(out.threads), 256))
         if out.context_size not in CONTEXT_SIZES:
             out.context_size = 4096
+        if out.companion_model not in COMPANION_MODELS:
+            out.companion_model = "voices"
         if out.history_tokens not in HISTORY_SIZES:
             out.history_tokens = DEFAULT_HISTORY_TOKENS
         out.temperature = max(0.0, min(float(out.temperature), 2.0))

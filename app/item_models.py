@@ -197,8 +197,23 @@ class MemberListModel(RowListModel):
         return [r["name"] for r in self.rows]
 
 
+def written_by(row: dict[str, Any]) -> str:
+    """ "Written by MODEL with ADAPTER": which weights wrote a reply ("" when unknown)."""
+    model, adapter = row.get("model") or "", row.get("adapter") or ""
+    if not model:
+        return ""
+    return f"Written by {model}" + (f" with {adapter}" if adapter else "")
+
+
 class DirectorLogModel(RowListModel):
-    """Each turn's decision: round, speaker, directive, source, valid, seconds (+ color, avatar)."""
+    """Each turn's decision: round, speaker, directive, source, valid, seconds (+ color, avatar,
+    and the model and adapter that wrote the reply)."""
+
+    def note_reply(self, speaker: str, model: str, adapter: str) -> None:
+        """The reply of the last turn given to ``speaker`` was written by ``model``/``adapter``."""
+        i = self.find(lambda r: r.get("speaker") == speaker, last=True)
+        if i >= 0:
+            self.update(i, model=model, adapter=adapter)
 
     def render(self, row: dict[str, Any], role: int) -> Any:
         if role == Qt.ItemDataRole.DecorationRole and row.get("speaker"):
@@ -225,7 +240,10 @@ class DirectorLogModel(RowListModel):
                 if row.get("valid", True)
                 else "; the Director's answer was unusable, so the rules chose"
             )
-            return f"Chosen by: {row.get('source') or 'director'}{extra}{valid}"
+            by = written_by(row)
+            return f"Chosen by: {row.get('source') or 'director'}{extra}{valid}" + (
+                f"\n{by}" if by else ""
+            )
         return None
 
 

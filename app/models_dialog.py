@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.models.hub import download_gguf
-from engine.models.registry import BUNDLED_NAME, ModelRegistry
+from engine.models.registry import ModelRegistry
 from engine.paths import user_dir
 
 from . import theme
@@ -316,7 +316,7 @@ class ModelsDialog(QDialog):
             )
             self.show_status(f"The Director now uses {model}{later}.")
             return True
-        if self.session.assign_model(member, None if model == BUNDLED_NAME else model):
+        if self.session.assign_model(member, model):
             self.show_status(f"{member} now uses {model}.")
             return True
         return False
@@ -389,9 +389,7 @@ class ModelsDialog(QDialog):
     def use_for_group(self, model: str) -> bool:
         """Give ``model`` to every companion of the open group and to the Director."""
         names = self.session.members.names()
-        ok = all(
-            [self.session.assign_model(n, None if model == BUNDLED_NAME else model) for n in names]
-        )
+        ok = all([self.session.assign_model(n, model) for n in names])
         ok = self.session.set_director_model(model) and ok
         self._show_director()
         if ok:

@@ -22,6 +22,7 @@ from engine.chat.settings import ChatSettings
 from engine.data import delete_all
 from engine.errors import InputError, MascotError
 from engine.llm.backend import Backend
+from engine.models.voices import ensure_voices
 from engine.persona_files import load_set
 from engine.personas import Persona, PersonaSet, default_color, persona_from_dict
 from engine.storage import Store
@@ -80,6 +81,10 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         self.conversations.rename = self.rename_conversation
         self.members.set_muted = self.set_muted
         self.runner = Runner(self)
+        # the voices model as it stands (a quick look; ``prepare_voices`` builds it when needed)
+        self.voices = ensure_voices(self.store, build=False)
+        self._voices_job: Worker | None = None
+        self._model_pending = False  # the default model changed during a job: apply after it
         self.backend_for = backend_factory(self.store, settings)
         self.chat: GroupChat | None = None
         self.conversation: dict[str, Any] = {}
@@ -125,8 +130,12 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             policy=conv.get("policy") or "director",
             max_speakers=cap,
             min_speakers=min(2, cap),
-            **self.settings.chat_overrides(),
+            **self._overrides(),
         )
+
+    def _overrides(self) -> dict[str, Any]:
+        """The ``ChatSettings`` fields the app sets: its preferences and the companions' model."""
+        return {**self.settings.chat_overrides(), "model": self.companion_model()}
 
     def _make_chat(self, cid: int) -> GroupChat:
         conv = self.store.conversation(cid)
@@ -172,7 +181,7 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             pset = load_set(group) if isinstance(group, str) else group
             chat = GroupChat(
                 pset,
-                settings=ChatSettings(**self.settings.chat_overrides()),
+                settings=ChatSettings(**self._overrides()),
                 store=self.store,
                 backend_for=self.backend_for,
                 title=pset.title,
@@ -221,8 +230,10 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         self.settings.last_conversation = None
         self.settings.disclosure_seen = False
         self.settings.save()
+        self.voices = ensure_voices(self.store, build=False)
         self.start()
         self.refresh_memory()
+        self.prepare_voices()  # a deleted voices model is built again from the shipped adapter
         self.info.emit(
             "All conversations, remembered facts, imported personas and logs were deleted."
         )
@@ -242,6 +253,7 @@ class ChatSession(MemoryActions, GroupActions, QObject):
         elif self.chat is not None:
             for key, value in new.chat_overrides().items():
                 setattr(self.chat.settings, key, value)
+            self.apply_companion_model()
 
     # -- loading rows -----------------------------------------------------------------------------
     def _row(self, m: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +273,8 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             "variants": variants,
             "streaming": False,
             "edited": bool(m.get("edited")),
+            "model": m.get("model") or "",
+            "adapter": (m.get("meta") or {}).get("adapter") or "",
         }
 
     def _load_messages(self) -> None:
@@ -280,6 +294,8 @@ class ChatSession(MemoryActions, GroupActions, QObject):
                         "valid": meta.get("director_valid", True),
                         "color": color,
                         "avatar": avatar,
+                        "model": m.get("model") or "",
+                        "adapter": meta.get("adapter") or "",
                     }
                 )
         self.director_log.reset(log)
@@ -315,6 +331,8 @@ class ChatSession(MemoryActions, GroupActions, QObject):
                 self.messages.remove(i)
         self.typing_changed.emit("", "")
         self.busy_changed.emit(False)
+        if self._model_pending:
+            self.apply_companion_model()
         return job
 
     def _warm_later(self) -> None:
@@ -446,7 +464,11 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             "status": d.get("status", "done"),
             "streaming": False,
             "role": role,
+            "model": d.get("model") or "",
+            "adapter": d.get("adapter") or "",
         }
+        if d.get("model"):  # the Director panel says which model wrote the turn it chose
+            self.director_log.note_reply(speaker, d["model"], d.get("adapter") or "")
         i = self.messages.find_streaming(speaker)
         if i >= 0:
             self.messages.update(i, **fields)

@@ -1,4 +1,5 @@
-"""``ChatSession``'s actions on the group: members, mutes, speaking policy, models."""
+"""``ChatSession``'s actions on the group: members, mutes, speaking policy, models, and the
+companions' default model (the voices model, built on first run)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,19 @@ from pathlib import Path
 
 from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME, ModelRegistry
+from engine.models.voices import (
+    PLAIN_LABEL,
+    VOICES_LABEL,
+    VoicesResult,
+    companion_default,
+    describe_model,
+    ensure_voices,
+)
 from engine.persona_files import load_set_file, save_user_set
 from engine.personas import Persona
 
 from . import data
+from .workers import CallWorker
 
 MAX_MEMBERS = 8  # companions in one conversation
 
@@ -80,10 +90,11 @@ class GroupActions:
         return self._save_members([persona if p.name == old_name else p for p in self.chat.members])
 
     def set_director_model(self, model: str | None) -> bool:
-        """Run the Director on ``model`` (a registered name; None or the bundled model = the
-        group's model) in every conversation from the next decision on. Kept in the app's
-        settings. A trained Director (``mascot-train director``) is decoded as it was trained."""
-        name = None if not model or model == BUNDLED_NAME else model
+        """Run the Director on ``model`` (a registered name; None or the companions' default
+        model = the group's model) in every conversation from the next decision on. Kept in the
+        app's settings. A trained Director (``mascot-train director``) is decoded as it was
+        trained."""
+        name = None if not model or model == self.default_model_name() else model
         if name is not None:
             try:
                 ModelRegistry(self.store).get(name)
@@ -97,12 +108,100 @@ class GroupActions:
         return True
 
     def assign_model(self, name: str, model: str | None) -> bool:
+        """Give companion ``name`` the model ``model``; None or the companions' default model
+        makes it follow the default (so it moves with the Settings choice)."""
         p = self.persona(name)
         if p is None:
             return False
         from dataclasses import replace
 
-        return self.replace_member(name, replace(p, model=model or None))
+        own = None if not model or model == self.default_model_name() else model
+        return self.replace_member(name, replace(p, model=own))
+
+    # -- the companions' default model ------------------------------------------------------------
+    def companion_model(self) -> str | None:
+        """What companions without a model of their own run on: the voices model when it is
+        built and Settings chooses it, else None (the plain bundled model)."""
+        if not self.voices.usable:
+            return None
+        return companion_default(self.store, self.settings.companion_model)
+
+    def default_model_name(self) -> str:
+        return self.companion_model() or BUNDLED_NAME
+
+    def voices_note(self) -> str:
+        """One line on the voices model's state, for Settings ("" when it is in use or chosen away)."""
+        status = self.voices.status
+        if status == "building":
+            return (
+                "The voices model is being built (first run only); until then companions "
+                "use the plain model."
+            )
+        if status in ("failed", "stale"):
+            return (
+                self.voices.message
+                or "The voices model is not built yet; it is built on the next start."
+            )
+        if status == "absent":
+            return "This copy of Mascot ships no voices adapter; companions use the plain model."
+        return ""
+
+    def model_summary(self) -> list[tuple[str, str]]:
+        """(companions, what they run on) for the open group, the default model first."""
+        if self.chat is None:
+            return []
+        default = describe_model(self.chat.settings.model)
+        groups: dict[str, list[str]] = {}
+        for p in self.chat.members:
+            what = describe_model(p.model) + " (chosen for this companion)" if p.model else default
+            groups.setdefault(what, []).append(p.name)
+        return [(", ".join(names), what) for what, names in groups.items()]
+
+    def prepare_voices(self) -> None:
+        """Build the voices model on a worker when the shipped adapter needs it (the first run,
+        or a new adapter or bundled model). Companions use the plain model until it is done;
+        a failure is one line, and they stay on the plain model."""
+        if self.voices.status != "stale" or self._voices_job is not None:
+            return
+        self.voices = VoicesResult("building")
+        store = self.store
+        job = CallWorker(
+            lambda progress, cancel: ensure_voices(store, cancel=cancel), name="voices"
+        )
+        job.done.connect(self._voices_done)
+        job.finished.connect(lambda: setattr(self, "_voices_job", None))
+        self._voices_job = self.runner.start(job, on_error=self._voices_stopped)
+
+    def _voices_done(self, result: VoicesResult) -> None:
+        self.voices = result
+        if result.message:
+            self.error.emit(result.message)
+        elif result.status == "built" and self.settings.companion_model == "voices":
+            self.info.emit(
+                f"The companions now speak with the voices model ({VOICES_LABEL.split(': ', 1)[1]}); "
+                f"Settings switches back to {PLAIN_LABEL}."
+            )
+        self.apply_companion_model()
+
+    def _voices_stopped(self, message: str) -> None:
+        """The build was stopped (the app is closing): nothing to tell."""
+        self.voices = VoicesResult("stale")
+
+    def apply_companion_model(self) -> None:
+        """Give the open conversation the companions' default model now, or after the running
+        job (a round is never switched to other weights halfway)."""
+        if self.chat is None:
+            return
+        if self.busy:
+            self._model_pending = True
+            return
+        self._model_pending = False
+        model = self.companion_model()
+        if self.chat.settings.model != model:
+            self._stop_warm()
+            self.chat.settings.model = model
+            self.members_changed.emit()
+            self._warm_later()
 
     def import_file(self, path: str | Path) -> bool:
         """A Character Card (PNG/JSON), persona or persona set file: one persona joins the open

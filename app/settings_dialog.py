@@ -1,4 +1,5 @@
-"""Settings: performance, replies, you, and your data (where it is, export it, delete it)."""
+"""Settings: performance, the companions' model, replies, you, and your data (where it is,
+export it, delete it)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from engine.data import export_all
 from engine.errors import MascotError
+from engine.models.voices import PLAIN_LABEL, VOICES_LABEL
 from engine.paths import assets_dir, user_dir
 
 from . import widgets
@@ -96,6 +98,34 @@ class SettingsDialog(QDialog):
         )
         pf.addRow("", self.memory)
 
+        companions = QGroupBox("Companions")
+        cf = _form(companions)
+        self.companion_model = QComboBox()
+        self.companion_model.addItem(VOICES_LABEL, "voices")
+        self.companion_model.addItem(PLAIN_LABEL, "plain")
+        # the long labels must not squeeze the row's name out of the form
+        self.companion_model.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.companion_model.setMinimumContentsLength(24)
+        self.companion_model.setToolTip(
+            "The model every companion without one of its own runs on, the ones you import "
+            "or write included. The voices model is the bundled SmolLM2-135M with Mascot's "
+            "voices adapter merged in (built once, on the first run): companions sound more "
+            "like their cards. The plain model is SmolLM2-135M as it ships."
+        )
+        self.companion_model.setCurrentIndex(
+            max(0, self.companion_model.findData(s.companion_model))
+        )
+        cf.addRow("Companions run on", self.companion_model)
+        self.voices_note = self._hint(session.voices_note())
+        self.voices_note.setVisible(bool(self.voices_note.text()))
+        cf.addRow("", self.voices_note)
+        self.runs_on = self._hint(
+            "\n".join(f"{who}: {what}" for who, what in session.model_summary())
+        )
+        cf.addRow("Now", self.runs_on)
+
         replies = QGroupBox("Replies")
         rf = _form(replies)
         self.override = QCheckBox("Use these instead of each companion's own settings")
@@ -160,7 +190,7 @@ class SettingsDialog(QDialog):
         self.status.setObjectName("Subtle")
         df.addWidget(self.status)
 
-        for w in (perf, replies, you, box):
+        for w in (perf, companions, replies, you, box):
             lay.addWidget(w)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
@@ -193,6 +223,7 @@ class SettingsDialog(QDialog):
             max_tokens=self.max_tokens.value(),
             user_name=self.user_name.text().strip() or "User",
             region=self.region.currentData(),
+            companion_model=self.companion_model.currentData(),
         )
 
     def accept(self) -> None:

@@ -143,6 +143,7 @@ class MainWindow(CardDropTarget, QMainWindow):
         self._connect()
         self._restore()
         self.session.start()
+        self.session.prepare_voices()  # first run: the voices model is built in the background
         if not self.session.settings.disclosure_seen:
             self.disclosure.show_message(
                 "Before you start", html.escape(f"{DISCLOSURE} {SCREENING_NOTE}")
@@ -332,7 +333,7 @@ class MainWindow(CardDropTarget, QMainWindow):
         self.composer.set_placeholder(
             f"Message {', '.join(chat.names[:3])}{'…' if len(chat.names) > 3 else ''}"
         )
-        models = sorted({p.model or BUNDLED_NAME for p in chat.members})
+        models = sorted({p.model or chat.settings.model or BUNDLED_NAME for p in chat.members})
         self.model_label.setText(f"Model: {', '.join(models)}  ·  runs on this computer")
 
     def _on_busy(self, busy: bool) -> None:

@@ -26,6 +26,13 @@ def user_dir() -> Path:
     return path
 
 
+def models_dir() -> Path:
+    """Model files Mascot downloads or builds (the voices model, Hub downloads), in the data folder."""
+    path = user_dir() / "models"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def db_path() -> Path:
     return user_dir() / "mascot.db"
 

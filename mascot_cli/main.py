@@ -20,6 +20,7 @@ from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
 from engine.director.policies import POLICIES
 from engine.errors import InputError, MascotError
+from engine.models.voices import companion_default, describe_model, ensure_voices
 from engine.paths import user_dir
 from engine.persona_files import load_set
 from engine.safety import DISCLOSURE
@@ -79,7 +80,9 @@ def cli() -> None:
     "--model",
     "-m",
     default=None,
-    help="Model for companions without their own (name or .gguf path).",
+    help="Model for companions without their own (name or .gguf path). Default: the voices "
+    "model (the bundled SmolLM2-135M with the voices adapter merged, built on first use); "
+    "`bundled` for the plain model.",
 )
 @click.option("--director-model", default=None, help="Model for the Director (default: --model).")
 @click.option(
@@ -125,6 +128,9 @@ def chat(
         raise InputError('--json needs --say "TEXT" (one round, machine-readable).')
     if max_tokens is not None and not 8 <= max_tokens <= 1024:
         raise InputError("--max-tokens must be between 8 and 1024.")
+    store = None if no_save else open_store()
+    if model is None:
+        model = _voices(store)
     settings = ChatSettings(
         policy=policy,
         max_speakers=max_speakers,
@@ -137,7 +143,6 @@ def chat(
         max_tokens=max_tokens,
         **({} if history_tokens is None else {"history_tokens": history_tokens}),
     )
-    store = None if no_save else open_store()
     pset = load_set(group)
     session = GroupChat(pset, settings=settings, store=store, conversation_id=conversation)
     color = sys.stdout.isatty() and not no_color and not as_json
@@ -149,6 +154,7 @@ def chat(
         + " — "
         + ", ".join(paint(p.name, p.color, color) for p in session.members)
     )
+    click.echo(paint(f"Companions run on {describe_model(settings.model)}.", "#888888", color))
     click.echo(DISCLOSURE)
     click.echo(
         "Type a message and press Enter. /help for commands, /quit to leave; Ctrl+C stops a round."
@@ -176,6 +182,20 @@ def chat(
             _round(session, line, False, color)
         except MascotError as e:
             click.echo(f"Error: {e}", err=True)
+
+
+def _voices(store: Any) -> str | None:
+    """The companions' default model: the voices model, built here on first use (one line on
+    stderr while it is built, and one if it cannot be: then the plain model)."""
+    result = ensure_voices(
+        store,
+        progress=lambda _step: click.echo(
+            "Building the voices model (first use only; a few seconds)…", err=True
+        ),
+    )
+    if result.message:
+        click.echo(result.message, err=True)
+    return companion_default(store) if result.usable else None
 
 
 def _quiet(fn: Any) -> Any:

@@ -101,6 +101,8 @@ class MessageEvent(Event):
     regenerated: bool | None = None
     variant: int | None = None
     safety: bool | None = None
+    model: str | None = None  # the model file (or registered adapter) that wrote the reply
+    adapter: str | None = None  # the LoRA that shaped it: applied at decode time, or "(merged)"
 
 
 @dataclass

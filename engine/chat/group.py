@@ -490,6 +490,8 @@ class GroupChat:
         }
         if context:
             meta["context"] = context
+        if stats.adapter:
+            meta["adapter"] = stats.adapter
         if directive != decision.directive:
             meta["directive_dropped"] = decision.directive
         latency_ms = round((time.perf_counter() - t0) * 1000, 1)
@@ -526,6 +528,8 @@ class GroupChat:
             ttft_ms=ttft_ms,
             decode_tps=round(stats.decode_tps, 2),
             latency_ms=round((time.perf_counter() - t0) * 1000, 1),
+            model=stats.model or None,
+            adapter=stats.adapter or None,
         )
 
     def _safety_alert(self, verdict: Any) -> SafetyAlert:
@@ -648,6 +652,8 @@ class GroupChat:
             regenerated=True,
             variant=index,
             role_confusion=result.confused,
+            model=stats.model or None,
+            adapter=stats.adapter or None,
         )
 
     def select_variant(self, message_id: int, index: int) -> str:

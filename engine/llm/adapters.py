@@ -209,10 +209,12 @@ def synthetic_adapter(
         "ffn_down",
     ),
     seed: int = 0,
+    scale: float = 0.01,
 ) -> Path:
     """A random LoRA adapter GGUF shaped for ``model_path`` (for measuring adapter costs without
-    a trained one; it changes outputs arbitrarily). Same layout as ``training/adapter_gguf.py``
-    writes: ``blk.N.<target>.weight.lora_a`` (rank x in) and ``.lora_b`` (out x rank), f16."""
+    a trained one; it changes outputs arbitrarily, more with a larger ``scale`` of B). Same
+    layout as ``training/adapter_gguf.py`` writes: ``blk.N.<target>.weight.lora_a`` (rank x in)
+    and ``.lora_b`` (out x rank), f16."""
     import gguf
     import numpy as np
 
@@ -229,7 +231,7 @@ def synthetic_adapter(
         if len(parts) == 4 and parts[0] == "blk" and parts[2] in targets and parts[3] == "weight":
             n_in, n_out = int(t.shape[0]), int(t.shape[1])  # GGUF shapes are (ne0 = in, ne1 = out)
             a = (rng.standard_normal((rank, n_in)) / np.sqrt(n_in)).astype(np.float16)
-            b = (rng.standard_normal((n_out, rank)) * 0.01).astype(np.float16)
+            b = (rng.standard_normal((n_out, rank)) * scale).astype(np.float16)
             writer.add_tensor(t.name + ".lora_a", a)
             writer.add_tensor(t.name + ".lora_b", b)
     writer.write_header_to_file()

@@ -48,6 +48,9 @@ class GenStats:
     ttft: float = 0.0  # seconds to the first generated text
     seconds: float = 0.0
     model: str = ""
+    # the LoRA adapter that shaped the reply: the file applied at decode time, or the one
+    # merged into the model's weights ("NAME (merged)"); "" for a plain model
+    adapter: str = ""
     stopped: str = ""  # "stop", "length", "cancelled"
     decode_tps: float = 0.0  # generated tokens/s after the first, as the caller received them
 

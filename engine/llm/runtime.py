@@ -120,6 +120,8 @@ class LlamaRuntime(ChoiceDecoding):
         self.info = info
         self.name = Path(model_path).name
         self.path = str(model_path)
+        # a model with a LoRA merged into its weights names it (engine.models.voices)
+        self.merged_adapter = registry.merged_adapter(model_path)
         self.n_ctx = self.llm.n_ctx()
         self.lock = threading.RLock()
         self._slots: OrderedDict[str, Any] = OrderedDict()
@@ -356,7 +358,11 @@ class LlamaRuntime(ChoiceDecoding):
 
     # generation --------------------------------------------------------------------------------
     def generate(self, req: GenRequest, cancel: threading.Event | None = None) -> Generation:
-        stats = GenStats(model=self.name)
+        if req.adapter:
+            adapter = Path(req.adapter).name
+        else:
+            adapter = f"{self.merged_adapter} (merged)" if self.merged_adapter else ""
+        stats = GenStats(model=self.name, adapter=adapter)
         return Generation(self._run(req, cancel, stats), stats)
 
     def _prefill(

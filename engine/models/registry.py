@@ -535,6 +535,23 @@ def read_manifest(model_path: str) -> dict[str, Any] | None:
     return None
 
 
+MERGED_KIND = "merged-lora"  # a manifest's kind for a model with a LoRA merged into its weights
+
+
+def merged_adapter(model_path: str | Path) -> str:
+    """The file name of the LoRA adapter merged into the model at ``model_path``, from the
+    ``<file>.manifest.json`` beside it (``engine.models.voices``); "" for any other model."""
+    p = Path(model_path)
+    try:
+        data = json.loads(p.with_name(p.name + ".manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(data, dict) or data.get("kind") != MERGED_KIND:
+        return ""
+    adapter = data.get("adapter")
+    return str(adapter.get("file") or "") if isinstance(adapter, dict) else ""
+
+
 def manifest_role(manifest: dict[str, Any]) -> tuple[str, str | None]:
     """("director", None), ("persona", name) or ("", None) for a manifest of unknown kind."""
     kinds = " ".join(
