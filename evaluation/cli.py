@@ -59,8 +59,10 @@ def run_parser() -> argparse.ArgumentParser:
         "--domain",
         dest="domains",
         action="append",
-        choices=["support", "workplace", "creative"],
-        help="Scenario domain (repeatable; default: all three; creative is out-of-domain).",
+        choices=["support", "workplace", "creative", "invented"],
+        help="Scenario domain (repeatable; default: the three bundled ones; creative is "
+        "out-of-domain; invented: the corpus' held-out invented companions, read as imported "
+        "cards, on their own situations).",
     )
     p.add_argument(
         "--split",

@@ -12,6 +12,10 @@ mascot-p         MASCOT without persona alignment: the *trained* Director + base
 mascot-c         MASCOT without collaborative optimisation: *trained* persona models + the
                  prompt-only Director
 mascot           full MASCOT: trained persona models + the trained Director
+voices           round-robin with every companion on the voices model (the bundled model with the
+                 shipped persona-following adapter merged, ``engine.models.voices``): what the app
+                 runs by default
+voices-director  the prompt-only Director on the voices model, companions on it too
 mascot-sft       the SFT-only ablation: persona models fine-tuned on the judge's best replies
                  with no RL (``mascot-train policy --sft-warmstart --sft-only``) + the trained
                  Director, so RL's own effect is ``mascot`` minus ``mascot-sft``
@@ -50,6 +54,7 @@ class EvalConfig:
     # persona -> registered model; keys are "group:Name" (from a manifest naming its group) or "Name"
     persona_models: dict[str, str] = field(default_factory=dict)
     director_model: str | None = None
+    model: str | None = None  # companions without a model of their own (None: the bundled model)
 
     def group_for(self, pset: PersonaSet) -> PersonaSet:
         """The persona set this configuration runs (a copy; the bundled set is not changed)."""
@@ -97,9 +102,10 @@ BASELINES: dict[str, EvalConfig] = {
     )
 }
 TRAINED = ("mascot-p", "mascot-c", "mascot", "mascot-sft")
-ALL_CONFIGS = tuple(BASELINES) + TRAINED
-DEFAULT_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
-QUICK_CONFIGS = ("single", "round-robin", "all", "director") + TRAINED
+VOICES = ("voices", "voices-director")
+ALL_CONFIGS = tuple(BASELINES) + VOICES + TRAINED
+DEFAULT_CONFIGS = ("single", "round-robin", "all", "director") + VOICES + TRAINED
+QUICK_CONFIGS = ("single", "round-robin", "all", "director") + VOICES + TRAINED
 
 
 @dataclass
@@ -113,6 +119,7 @@ class TrainedModels:
         default_factory=dict
     )  # the same for SFT-only (no RL) models
     director: str | None = None
+    voices: str | None = None  # the voices model's registry name, when it is built
     notes: list[str] = field(default_factory=list)
 
 
@@ -155,6 +162,22 @@ def resolve(names: list[str], trained: TrainedModels) -> tuple[list[EvalConfig],
     for name in names:
         if name in BASELINES:
             out.append(BASELINES[name])
+            continue
+        if name in VOICES:
+            if not trained.voices:
+                skipped[name] = "the voices model is not built (the shipped adapter is missing)"
+                continue
+            director = name == "voices-director"
+            out.append(
+                EvalConfig(
+                    name,
+                    "Prompt-only Director, voices model"
+                    if director
+                    else "Round-robin, voices model",
+                    policy="director" if director else "round-robin",
+                    model=trained.voices,
+                )
+            )
             continue
         need_p = name in ("mascot-c", "mascot", "mascot-sft")
         need_d = name in ("mascot-p", "mascot", "mascot-sft")

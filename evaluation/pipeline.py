@@ -21,18 +21,23 @@ from typing import Any
 from engine.chat.backends import default_backend_factory
 from engine.errors import InputError
 from engine.models.registry import ModelRegistry, bundled_model_path
+from engine.models.voices import ensure_voices, voices_model
 from engine.persona_files import load_set
 from engine.storage import Store
 from evaluation import analysis, comparisons, report
+from evaluation import exemplars as X
 from evaluation.configs import (
     ALL_CONFIGS,
     DEFAULT_CONFIGS,
     QUICK_CONFIGS,
+    VOICES,
     discover_trained,
     resolve,
 )
 from evaluation.db import ResultsDB
 from evaluation.embed import Embedder
+from evaluation.invented import DOMAIN as INVENTED
+from evaluation.invented import invented_domain
 from evaluation.judging import DEFAULT_JUDGES, build_judges, count_calls, embedder_of, score_all
 from evaluation.runner import GenSettings, generate_all, model_identity
 from training.scenarios import DOMAINS, GROUP_FOR_DOMAIN, load_scenarios
@@ -77,9 +82,11 @@ class EvalOptions:
             raise InputError(
                 f"Unknown configuration {', '.join(unknown)}; use: {', '.join(ALL_CONFIGS)}."
             )
-        bad = [d for d in o.domains if d not in DOMAINS]
+        bad = [d for d in o.domains if d not in (*DOMAINS, INVENTED)]
         if bad:
-            raise InputError(f"Unknown domain {', '.join(bad)}; use: {', '.join(DOMAINS)}.")
+            raise InputError(
+                f"Unknown domain {', '.join(bad)}; use: {', '.join((*DOMAINS, INVENTED))}."
+            )
         if o.limit is None and self.quick:
             o.limit = 2
         if o.limit is not None and o.limit < 1:
@@ -137,12 +144,20 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
     o = options.resolved()
     o.out.mkdir(parents=True, exist_ok=True)
     scenarios = []
+    sets = {}
+    exemplars = X.load_exemplars()
     for dom in o.domains:
+        if dom == INVENTED:  # the corpus' held-out invented companions, as imported cards
+            found, inv_sets, inv_exemplars = invented_domain(o.limit)
+            scenarios.extend(found)
+            sets.update(inv_sets)
+            exemplars += inv_exemplars
+            continue
         found = load_scenarios(dom, o.split)
         scenarios.extend(found[: o.limit] if o.limit else found)
+        sets[GROUP_FOR_DOMAIN[dom]] = load_set(GROUP_FOR_DOMAIN[dom])
     if not scenarios:
         raise InputError(f"No scenarios in split '{o.split}' for {', '.join(o.domains)}.")
-    sets = {GROUP_FOR_DOMAIN[d]: load_set(GROUP_FOR_DOMAIN[d]) for d in o.domains}
     own_store = store is None
     store = store if store is not None else Store()
     db = ResultsDB(o.db)
@@ -151,6 +166,9 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
     try:
         registry = ModelRegistry(store)
         trained = discover_trained(registry.list())
+        if any(c in VOICES for c in o.configs):
+            ensure_voices(store)  # built from the shipped adapter on first use, as the app does
+            trained.voices = voices_model(store)
         configs, skipped = resolve(o.configs, trained)
         if not configs:
             raise InputError(
@@ -164,6 +182,7 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
             set(trained.persona.values())
             | set(trained.persona_sft.values())
             | ({trained.director} if trained.director else set())
+            | ({trained.voices} if trained.voices else set())
         ):
             model_ids[name] = model_identity(registry.get(name).path)
         settings = {
@@ -237,6 +256,7 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
             embed,
             comparisons.summarise(comp_rows),
             seed=o.seed,
+            exemplars=exemplars,
         )
         # per (configuration, scenario) values: `mascot-eval pool` averages runs made with other seeds
         (o.out / "units.json").write_text(
@@ -269,7 +289,14 @@ def run(options: EvalOptions, *, backend_for: Any = None, store: Any = None) -> 
 
         finished = datetime.now(timezone.utc).isoformat(timespec="seconds")
         per_domain = {d: sum(s.domain == d for s in scenarios) for d in o.domains}
-        personas = {d: sets[GROUP_FOR_DOMAIN[d]].names for d in o.domains}
+        personas = {
+            d: [
+                n
+                for g in sorted({s.group for s in scenarios if s.domain == d})
+                for n in sets[g].names
+            ]
+            for d in o.domains
+        }
         meta = {
             "run_id": run_id,
             "started": started,

@@ -124,6 +124,7 @@ def generate_round(
         min_speakers=None,
         user_name=USER,
         seed=gen.seed,
+        model=config.model,
         director_model=config.director_model,
         max_tokens=gen.max_tokens,
         temperature=gen.temperature,
@@ -164,6 +165,7 @@ def generate_round(
                         "completion_tokens",
                         "ttft_ms",
                         "latency_ms",
+                        "model",
                     )
                 }
                 | {"safety": bool(d.get("safety"))}
@@ -201,7 +203,7 @@ def generate_all(
     for scenario in scenarios:
         pset = sets[scenario.group]
         for config in configs:
-            used = set(config.persona_models.values()) | {config.director_model}
+            used = set(config.persona_models.values()) | {config.director_model, config.model}
             ids = {k: v for k, v in model_ids.items() if k == "bundled" or k in used}  # a new model
             key = round_key(config, scenario, pset, gen, ids)  # keeps baselines
             record = db.get_round(key)

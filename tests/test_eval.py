@@ -485,3 +485,65 @@ def test_director_run_with_local_judge_and_debiased_comparisons(tmp_path, real_b
     assert (out / "figures" / "by_persona.png").is_file() and (
         out / "figures" / "comparisons.png"
     ).is_file()
+
+
+# -- the voices model and the held-out invented companions ---------------------------------------
+
+
+def test_voices_configurations_run_every_companion_on_the_voices_model_or_say_why_not():
+    configs, skipped = resolve(["round-robin", "voices", "voices-director"], TrainedModels())
+    assert [c.name for c in configs] == ["round-robin"]
+    assert set(skipped) == {"voices", "voices-director"} and "voices model" in skipped["voices"]
+    configs, skipped = resolve(
+        ["voices", "voices-director"], TrainedModels(voices="mascot-voices-135m")
+    )
+    by = {c.name: c for c in configs}
+    assert not skipped
+    assert by["voices"].policy == "round-robin" and by["voices-director"].policy == "director"
+    assert by["voices"].model == by["voices-director"].model == "mascot-voices-135m"
+    assert by["voices-director"].director_model is None  # the Director follows the companions
+    assert by["voices"].key() != BASELINES["round-robin"].key()  # its own cached rounds
+
+
+def test_invented_companions_are_scored_only_against_lines_from_other_situations():
+    from evaluation.invented import invented_domain
+    from training.corpus import Corpus
+
+    scenarios, sets, exemplars = invented_domain()
+    test_groups = {r.group for r in Corpus("test").rounds if r.invented}
+    assert {s.group for s in scenarios} == set(sets) == test_groups and len(test_groups) >= 2
+    asked = {s.id.removeprefix("invented:") for s in scenarios}
+    assert asked and not asked & {e.situation_id for e in exemplars}
+    train_names = set(Corpus("train").personas)
+    for group, pset in sets.items():
+        assert not set(pset.names) & train_names  # companions no training saw
+        per = {n: sum(e.group == group and e.persona == n for e in exemplars) for n in pset.names}
+        assert min(per.values()) >= 8, per
+    assert len(invented_domain(limit=2)[0]) == 2 * len(test_groups)
+
+
+def test_a_voices_run_on_an_invented_group_uses_the_voices_model(
+    tmp_path, real_backend_for, store, voices_ready
+):
+    from evaluation.invented import invented_domain
+    from evaluation.pipeline import run
+
+    def backend_for(model=None):  # registered names to their files, as the engine's factory does
+        row = store.model(model) if model else None
+        return real_backend_for(row["path"] if row else model)
+
+    res = run(
+        _options(tmp_path / "eval", configs=["voices"], domains=["invented"]),
+        backend_for=backend_for,
+        store=store,
+    )
+    groups = {s.group for s in invented_domain(limit=1)[0]}
+    assert res.generated == len(groups) and not res.skipped  # one situation per invented group
+    db = sqlite3.connect(tmp_path / "eval" / "results.db")
+    records = [json.loads(r) for (r,) in db.execute("SELECT data FROM rounds")]
+    assert {r["group"] for r in records} == groups
+    for record in records:
+        assert record["domain"] == "invented" and record["messages"], record["errors"]
+        assert all("mascot-voices-135m" in (m["model"] or "") for m in record["messages"])
+    md = (tmp_path / "eval" / "report.md").read_text()
+    assert "Round-robin, voices model" in md
