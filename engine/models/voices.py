@@ -35,6 +35,7 @@ from engine.errors import Cancelled, MascotError, ModelError
 from engine.models.registry import (
     BUNDLED_NAME,
     MERGED_KIND,
+    VOICES_NAME,
     ModelRegistry,
     bundled_model_path,
     close_reader,
@@ -47,7 +48,6 @@ from engine.paths import assets_dir, models_dir
 
 log = logging.getLogger("mascot.models")
 
-VOICES_NAME = "mascot-voices-135m"
 ADAPTER_FILE = "mascot-voices-lora.gguf"
 VOICES_LABEL = "Voices: SmolLM2-135M + Mascot voices adapter (merged)"
 PLAIN_LABEL = "Plain SmolLM2-135M"
