@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -38,6 +38,7 @@ ROUND_METRICS = (
     "redundancy",
     "role_confusion",
     "prompt_echo",
+    "bad_reply",
     "director_validity",
     "seconds_per_round",
     "first_reply_seconds",
@@ -54,8 +55,10 @@ def round_values(
     judges: list[WeightedJudge],
     history_speakers: list[str],
     embed: Callable[[list[str]], np.ndarray],
+    earlier: Sequence[str] = (),
 ) -> dict[str, float | None]:
-    """Every per-round metric for one (configuration, scenario) round."""
+    """Every per-round metric for one (configuration, scenario) round. ``earlier``: the texts
+    the companions read before the round (history and the user's message), for ``bad_reply``."""
     msgs = [m for _, m in scored_messages(record)]
     texts = [m["text"] for m in msgs]
     v: dict[str, float | None] = {}
@@ -90,6 +93,12 @@ def round_values(
     ]
     v["role_confusion"] = float(np.mean(confused)) if confused else None
     v["prompt_echo"] = float(np.mean([M.prompt_echo(t) for t in texts])) if texts else None
+    before = list(earlier)
+    bad = []
+    for m in msgs:
+        bad.append(M.bad_reply(m["text"], m["speaker"], before))
+        before.append(m["text"])
+    v["bad_reply"] = float(np.mean(bad)) if bad else None
     v["director_validity"] = M.director_validity(record["directors"])
     v["seconds_per_round"] = record.get("seconds")
     first = record["messages"][0] if record["messages"] else None
@@ -191,7 +200,9 @@ def analyse(
             per = {
                 i: scores[(c, s.id, i)] for i, _ in scored_messages(rec) if (c, s.id, i) in scores
             }
-            units[(c, s.id)] = round_values(rec, per, judges, hist, embed)
+            units[(c, s.id)] = round_values(
+                rec, per, judges, hist, embed, [h["text"] for h in s.history] + [s.user_message]
+            )
             units[(c, s.id)]["identifiability_exemplar"] = _round_exemplar_rate(
                 rec, s, embed, exemplars, cents
             )

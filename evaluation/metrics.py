@@ -229,6 +229,49 @@ def prompt_echo(text: str) -> bool:
     return any(f in low for f in PROMPT_FRAGMENTS)
 
 
+_STAGE = re.compile(r"^\s*[*(\[]|\*[^*]{1,40}\*")
+_SELF_NARRATION = re.compile(r"^\s*(?:she|he|they)\s+[a-z]+(?:ed|s)\b", re.IGNORECASE)
+
+
+def narrated(text: str, speaker: str) -> bool:
+    """True when a reply narrates instead of talking: a stage direction (``*smiles*``, a reply
+    opening with ``(`` or ``[``), the speaker's own name as a label or a narrated subject
+    (``Mia: ...``, ``Mia smiled ...``), or third-person narration of itself
+    (``She smiled warmly and added``)."""
+    if _STAGE.search(text) or _SELF_NARRATION.match(text):
+        return True
+    return bool(re.match(rf"\s*\**{re.escape(speaker)}\**(?::|\s+[a-z]+(?:ed|s)\b)", text))
+
+
+def echoed(text: str, earlier: Sequence[str], n: int = 8) -> bool:
+    """True when a reply repeats an earlier message of the round or its history: a run of
+    ``n`` words in common (case and punctuation aside)."""
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    if len(words) < n:
+        return (
+            any(" ".join(words) == " ".join(re.findall(r"[a-z0-9']+", e.lower())) for e in earlier)
+            if words
+            else False
+        )
+    grams = {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+    for e in earlier:
+        ew = re.findall(r"[a-z0-9']+", e.lower())
+        if any(tuple(ew[i : i + n]) in grams for i in range(len(ew) - n + 1)):
+            return True
+    return False
+
+
+def bad_reply(text: str, speaker: str, earlier: Sequence[str]) -> bool:
+    """A reply a user would see as broken: empty (fewer than two words), echoing its
+    instructions or an earlier message, or narrated (see ``narrated``)."""
+    return (
+        len(text.split()) < 2
+        or prompt_echo(text)
+        or narrated(text, speaker)
+        or echoed(text, earlier)
+    )
+
+
 def director_validity(decisions: Iterable[dict]) -> float | None:
     """Share of the Director model's decisions that were valid (parsed, allowed speaker).
     Decisions forced by the rules or by the user addressing someone are not the model's and are

@@ -547,3 +547,23 @@ def test_a_voices_run_on_an_invented_group_uses_the_voices_model(
         assert all("mascot-voices-135m" in (m["model"] or "") for m in record["messages"])
     md = (tmp_path / "eval" / "report.md").read_text()
     assert "Round-robin, voices model" in md
+
+
+def test_a_bad_reply_is_one_a_user_would_see_as_broken():
+    earlier = ["I finally told my manager I need a week off, and she said yes to all of it."]
+    assert not M.bad_reply("That took courage. What will you do with the week?", "Mia", earlier)
+    assert not M.bad_reply("She said yes, and you asked. Both matter.", "Mia", earlier)
+    for text in (
+        "",
+        "Hmm",
+        "*smiles warmly* That is great news.",
+        "(Mia nods) Good for you.",
+        "Mia smiled and said that was lovely.",
+        "She smiled warmly and added: well done.",
+        "Mia: well done!",
+        "Mia, briefly and in character: well done.",
+        "You told your manager you need a week off, and she said yes to all of it. Nice.",
+    ):
+        assert M.bad_reply(text, "Mia", earlier), text
+    # another member's name narrated is role confusion, not this speaker's narration
+    assert not M.narrated("Theo said it well: rest counts.", "Mia")
