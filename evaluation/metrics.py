@@ -226,7 +226,7 @@ def prompt_echo(text: str) -> bool:
     """True when a reply repeats the prompt's framing ("Mia, briefly and in character.") or talks
     about being in character, which breaks the fourth wall the same way."""
     low = text.lower()
-    return any(f in low for f in PROMPT_FRAGMENTS)
+    return any(re.search(rf"(?<![a-z]){re.escape(f)}", low) for f in PROMPT_FRAGMENTS)
 
 
 _STAGE = re.compile(r"^\s*[*(\[]|\*[^*]{1,40}\*")
@@ -245,7 +245,9 @@ def narrated(text: str, speaker: str) -> bool:
 
 def echoed(text: str, earlier: Sequence[str], n: int = 8) -> bool:
     """True when a reply repeats an earlier message of the round or its history: a run of
-    ``n`` words in common (case and punctuation aside)."""
+    ``n`` words in common (case and punctuation aside), outside what the reply puts in double
+    quotes."""
+    text = re.sub(r"[\"“][^\"“”]{3,}[\"”]", " ", text)  # a quoted line is quoted, not echoed
     words = re.findall(r"[a-z0-9']+", text.lower())
     if len(words) < n:
         return (

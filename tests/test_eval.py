@@ -567,3 +567,7 @@ def test_a_bad_reply_is_one_a_user_would_see_as_broken():
         assert M.bad_reply(text, "Mia", earlier), text
     # another member's name narrated is role confusion, not this speaker's narration
     assert not M.narrated("Theo said it well: rest counts.", "Mia")
+    # a word that merely contains a fragment, and a line the reply quotes, are not echoes
+    assert not M.bad_reply("Why not make the detective the main character?", "Iris", earlier)
+    quoted = 'You wrote "I finally told my manager I need a week off" and that line is the story.'
+    assert not M.bad_reply(quoted, "Iris", earlier)
