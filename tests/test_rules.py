@@ -311,6 +311,17 @@ def test_cleanup_of_labels_and_cut_sentences():
     assert trim_to_sentence("Short but cut and") == "Short but cut and…"
 
 
+def test_a_counted_step_or_a_note_takers_opening_is_kept_not_cut_as_a_label():
+    others = ["Mia", "Lena"]
+    assert clean_reply("One: breathe. Two: write it down.", "Theo", others, "Sam")[0] == (
+        "One: breathe. Two: write it down."
+    )
+    assert clean_reply("Noted: the launch moves to May.", "Lena", ["Ava"], "Sam")[0] == (
+        "Noted: the launch moves to May."
+    )
+    assert clean_reply("Drama: This is the show.", "Theo", others, "Sam")[0] == "This is the show."
+
+
 def test_director_reads_the_gist_of_replies_and_the_users_words_whole():
     """The Director's prompt shows each companion reply's first sentence (at most
     DIRECTOR_REPLY_CHARS characters) and every user message in full; companions still read
@@ -373,6 +384,7 @@ STREAM_CASES = [
     "Okay. Director: next",
     "It is fine [INST] do x [/INST] ok",
     "Drama: This is the show. It rocks.",
+    "One: breathe. Two: write it down.",
     "I. Am. Here.",
     "Let me think about it, Sam, and then we can talk.",
     "You did your best.\nMia: And I mean it.",

@@ -88,6 +88,14 @@ def clean_reply(text: str, speaker: str, others: list[str], user_name: str) -> t
     return twice, confused or again
 
 
+# Words a reply may open with before a colon that are its own text, not a speaker label:
+# counting ("One: ..."), a note-taker's habits ("Noted: ...", "Open: ...").
+_LEAD_WORDS = frozenset(
+    "one two three four five first second third next last step plan noted note open "
+    "recap summary decision decisions update question questions tip idea option".split()
+)
+
+
 def _clean_once(text: str, speaker: str, others: list[str], user_name: str) -> tuple[str, bool]:
     text = _SPECIAL.sub("", text).replace("\r", "")
     # Drop a leading "Speaker:" the model may write for itself (also **Speaker:**), or a label
@@ -127,7 +135,11 @@ def _clean_once(text: str, speaker: str, others: list[str], user_name: str) -> t
         )
         confused = n_cut > 0
     lead = re.match(r"^\s*\**([A-Z][a-z]{1,20})\**:\s+", text)
-    if lead and lead.group(1).lower() not in {n.lower() for n in others + [user_name, "user"]}:
+    if (
+        lead
+        and lead.group(1).lower() not in {n.lower() for n in others + [user_name, "user"]}
+        and lead.group(1).lower() not in _LEAD_WORDS
+    ):
         text = text[lead.end() :]
     # "Mia, Theo: ..." (a label naming several people) is an address, not a reply of theirs.
     text = re.sub(r"^\s*[A-Z][a-z]{1,20}(?:\s*(?:,|&|and)\s*[A-Z][a-z]{1,20})+\s*:\s*", "", text)
