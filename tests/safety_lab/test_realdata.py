@@ -253,3 +253,19 @@ def test_agreement_reports_kappa_and_refuses_a_bad_label_in_one_line(root, capsy
     assert cli.main(["--root", str(root), "agreement"]) == 2
     err = capsys.readouterr().err.strip()
     assert "batch-01.jsonl:5" in err and "level" in err and "\n" not in err
+
+
+def test_a_bad_limit_is_refused_in_one_line(root, capsys):
+    for bad in (["--limit", "many"], ["--limit", "nosuchsource=5"]):
+        assert cli.main(["--root", str(root), "measure", *bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "--limit" in err and "\n" not in err and "Traceback" not in err
+
+
+def test_a_limit_keeps_the_annotated_rows_and_whole_users(root):
+    rows = src.load("cssrs_reddit", root)
+    keep = {rows[-1].id}
+    chosen = report.subset(rows, 2, keep, "cssrs_reddit")
+    assert rows[-1] in chosen
+    groups = {r.group for r in chosen}
+    assert all(r in chosen for r in rows if r.group in groups - {rows[-1].group})

@@ -5,7 +5,7 @@
     .venv/bin/python -m scripts.safety.real batches                # the annotation batches
     .venv/bin/python -m scripts.safety.real measure                # confusion per source, rates
     .venv/bin/python -m scripts.safety.real measure --curve        # + the thresholds' trade-off
-    .venv/bin/python -m scripts.safety.real measure --source si_tweets --limit 200
+    .venv/bin/python -m scripts.safety.real measure --limit 600 --limit cssrs_reddit=1200
     .venv/bin/python -m scripts.safety.real agreement              # the two annotators' labels
 
 Everything reads and writes under ``runs/realdata/`` (``--root`` or ``MASCOT_REALDATA`` to move
@@ -38,14 +38,34 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=int, default=40)
     m = sub.add_parser("measure", help="screen every message; confusion and rates per source")
     m.add_argument("--source", action="append", choices=sorted(src.SOURCES), help="only these")
-    m.add_argument("--limit", type=int, default=0, help="at most this many messages per source")
+    m.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        help="at most N messages per source (N, or SOURCE=N for one source; 0: all): the "
+        "annotated ones, then whole users or conversations in a seeded order",
+    )
     m.add_argument("--curve", action="store_true", help="also the thresholds' trade-off curve")
     m.add_argument("--rules-only", action="store_true", help="the rules without the learned layer")
+    m.add_argument(
+        "--cached-only", action="store_true", help="only the messages screened before (fast)"
+    )
     m.add_argument("--out", help="also write the report (markdown) to this file")
     sub.add_parser(
         "agreement", help="agreement of the annotators' labels (ROOT/annotation/labels/)"
     )
     return p
+
+
+def _limits(values: list[str]) -> dict[str, int] | None:
+    """``--limit`` values -> source -> limit (``""``: every other source); None when malformed."""
+    out: dict[str, int] = {}
+    for v in values:
+        name, _, n = v.rpartition("=")
+        if (name and name not in src.SOURCES) or not n.isdigit():
+            return None
+        out[name] = int(n)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +98,17 @@ def main(argv: list[str] | None = None) -> int:
             if missing:
                 print(src.HOW_TO_GET.format(folder=root / "raw"), file=sys.stderr)
                 return 2
-            text = report.measure(root, names, args.limit, args.curve, not args.rules_only)
+            limits = _limits(args.limit)
+            if limits is None:
+                print(
+                    "--limit takes a number or SOURCE=NUMBER, e.g. --limit 600 "
+                    "--limit cssrs_reddit=1200",
+                    file=sys.stderr,
+                )
+                return 2
+            text = report.measure(
+                root, names, limits, args.curve, not args.rules_only, args.cached_only
+            )
             print(text)
             if args.out:
                 Path(args.out).write_text(text + "\n", encoding="utf-8")

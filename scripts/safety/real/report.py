@@ -161,11 +161,13 @@ def rate_row(name: str, pairs: list[tuple[str, str]]) -> str:
     return f"| {name} | {len(pairs)} | " + " | ".join(_pct(*c) for c in cells) + " |"
 
 
-def per_group(rows: list[src.Row], verdicts: dict[str, sc.Verdict]) -> str:
+def per_group(rows: list[src.Row], verdicts: dict[str, sc.Verdict], complete: set[str]) -> str:
     """The C-SSRS set's labels are a user's: each user's label against the highest level the
-    screen gave any of the user's posts."""
+    screen gave any of the user's posts (users with all their posts in ``rows`` only)."""
     users: dict[str, tuple[str, str]] = {}
     for r in rows:
+        if r.group not in complete:
+            continue
         lv = verdicts[r.id].level
         label, best = users.get(r.group, (r.source_label, "none"))
         users[r.group] = (label, lv if RANK[lv] > RANK[best] else best)
@@ -270,26 +272,46 @@ def curve(rows: list[src.Row], verdicts: dict[str, sc.Verdict], ref: Reference) 
 # The whole report
 
 
-def _subset(rows: list[src.Row], limit: int, keep: set[str], name: str) -> list[src.Row]:
+def subset(rows: list[src.Row], limit: int, keep: set[str], name: str) -> list[src.Row]:
+    """At most ``limit`` rows (0: all): the ``keep`` rows (the annotated ones), then whole groups
+    (a user's posts, a conversation's turns) in a seeded order; in the file's order."""
     if not limit or len(rows) <= limit:
         return rows
-    chosen = [r for r in rows if r.id in keep]
-    rest = [r for r in rows if r.id not in keep]
-    random.Random(f"measure:{name}").shuffle(rest)
-    picked = {r.id for r in chosen + rest[: max(0, limit - len(chosen))]}
-    return [r for r in rows if r.id in picked]  # the file's order
+    groups: dict[str, list[src.Row]] = defaultdict(list)
+    for r in rows:
+        groups[r.group or r.id].append(r)
+    order = sorted(groups)
+    random.Random(f"measure:{name}").shuffle(order)
+    picked = {r.id for r in rows if r.id in keep}
+    for g in order:
+        if len(picked) >= limit:
+            break
+        picked.update(r.id for r in groups[g])
+    return [r for r in rows if r.id in picked]
 
 
 def measure(
-    root: Path, names: list[str], limit: int = 0, with_curve: bool = False, use_learned: bool = True
+    root: Path,
+    names: list[str],
+    limits: dict[str, int] | None = None,
+    with_curve: bool = False,
+    use_learned: bool = True,
+    cached_only: bool = False,
 ) -> str:
     labels = read_labels(root)
     key = bt.read_key(root)
     annotated = {k["row"] for k in key.values()}
     rows: list[src.Row] = []
+    size: Counter = Counter()  # rows per group (a user, a conversation) in the whole source
     for name in names:
-        rows += _subset(src.load(name, root), limit, annotated, name)
-    verdicts = sc.screen_rows(rows, root / "cache", use_learned)
+        every = src.load(name, root)
+        size.update(r.group for r in every)
+        limit = (limits or {}).get(name, (limits or {}).get("", 0))
+        rows += subset(every, limit, annotated, name)
+    verdicts = sc.screen_rows(rows, root / "cache", use_learned, cached_only)
+    rows = [r for r in rows if r.id in verdicts]
+    # the groups with every row measured
+    complete = {g for g, n in Counter(r.group for r in rows).items() if n == size[g]}
     layer = "rules + learned layer" if use_learned and safety.learned_available() else "rules only"
     out = [
         f"# The crisis screen on real messages ({layer}; screen {sc.fingerprint(use_learned)})",
@@ -309,11 +331,14 @@ def measure(
             "",
         ]
         if name == "cssrs_reddit":
+            users = len({r.group for r in group if r.group in complete})
             out += [
-                "Per user (the labels are a user's; the highest level over the user's posts):",
+                "Per user (the labels are a user's; the highest level over the user's posts; "
+                f"{users} users with all their posts measured):",
+                "",
+                per_group(group, verdicts, complete),
                 "",
             ]
-            out += [per_group(group, verdicts), ""]
         for ref in refs[1:]:
             scored = [r for r in group if ref.level(r) is not None]
             if scored:

@@ -102,9 +102,10 @@ def screen_one(text: str, seen: dict, use_learned: bool = True) -> Verdict:
 
 
 def screen_rows(
-    rows: list[src.Row], cache_dir: Path, use_learned: bool = True, progress=None
+    rows: list[src.Row], cache_dir: Path, use_learned: bool = True, cached_only: bool = False
 ) -> dict[str, Verdict]:
-    """Row id -> verdict, read from and added to ``cache_dir/<fingerprint>/<source>.jsonl``."""
+    """Row id -> verdict, read from and added to ``cache_dir/<fingerprint>/<source>.jsonl``
+    (``cached_only``: the rows screened before, none screened now)."""
     folder = cache_dir / fingerprint(use_learned)
     folder.mkdir(parents=True, exist_ok=True)
     out: dict[str, Verdict] = {}
@@ -122,13 +123,14 @@ def screen_rows(
                         key = d.pop("key")
                         cached[key] = Verdict(**d)
             with open(path, "a", encoding="utf-8") as f:
-                for i, r in enumerate(group):
+                for r in group:
                     key = f"{r.id}:{hashlib.sha1(r.text.encode()).hexdigest()[:12]}"
                     if key not in cached:
+                        if cached_only:
+                            continue
                         cached[key] = v = screen_one(r.text, seen, use_learned)
                         f.write(json.dumps({"key": key, **dataclasses.asdict(v)}) + "\n")
-                        if progress and (i + 1) % 500 == 0:
-                            progress(f"{name}: {i + 1}/{len(group)}")
+                        f.flush()
                     out[r.id] = cached[key]
     return out
 
