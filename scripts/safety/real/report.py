@@ -138,13 +138,18 @@ def rates(pairs: list[tuple[str, str]]) -> Rates:
         chosen = [(ref, got) for ref, got in pairs if keep(ref, got)]
         return sum(hit(ref, got) for ref, got in chosen), len(chosen)
 
+    urgent_refs = any(_at_least(ref, "urgent") for ref, _ in pairs)
     return Rates(
         count(lambda ref, _: _at_least(ref, "urgent"), lambda _, got: _at_least(got, "urgent")),
         count(lambda ref, _: ref == "emergency", lambda _, got: got == "emergency"),
         count(lambda ref, _: _at_least(ref, "concern"), lambda _, got: got != "none"),
         count(lambda ref, _: ref == "none", lambda _, got: got != "none"),
         count(lambda ref, _: ref == "none", lambda _, got: _at_least(got, "urgent")),
-        count(lambda _, got: _at_least(got, "urgent"), lambda ref, _: _at_least(ref, "urgent")),
+        # precision means nothing where the reference has no urgent level at all
+        count(
+            lambda _, got: urgent_refs and _at_least(got, "urgent"),
+            lambda ref, _: _at_least(ref, "urgent"),
+        ),
     )
 
 
@@ -243,7 +248,7 @@ def curve(rows: list[src.Row], verdicts: dict[str, sc.Verdict], ref: Reference) 
             )
             ev = [sc.level_at(v, heads, shift) for v, _ in everyday]
             ev_fa = (sum(_at_least(g, floor) for g in ev), len(ev))
-            flagged = [lv for g, lv in got if _at_least(g, floor)]
+            flagged = [lv for g, lv in got if _at_least(g, floor)] if rec[1] else []
             prec = (sum(_at_least(lv, floor) for lv in flagged), len(flagged))
             mark = " (shipped)" if d == 0 and not shift.cap else ""
             out.append(

@@ -296,7 +296,7 @@ SOURCES: dict[str, Source] = {
         ),
         Source(
             _TWEETS,
-            "Suicidal Tweet Detection Dataset (Kaggle), 1,787 tweets",
+            "Suicidal Tweet Detection Dataset (Kaggle)",
             "none stated (Kaggle page and the GitHub copy name no licence; tweets are Twitter/X content)",
             "not allowed (no licence: evaluation only)",
             (
