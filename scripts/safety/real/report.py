@@ -101,6 +101,14 @@ def annotator(root: Path, person: str, labels: dict[str, str]) -> Reference:
     return Reference(f"annotator {person}", lambda r: by_row.get(r.id))
 
 
+def consensus(root: Path, labels: dict[str, dict[str, str]]) -> Reference:
+    """The level of the messages the first two annotators gave the same level (others left out)."""
+    (p1, l1), (p2, l2) = list(labels.items())[:2]
+    agreed = {i: lv for i, lv in l1.items() if l2.get(i) == lv}
+    ref = annotator(root, f"{p1} and {p2} where they agree", agreed)
+    return Reference(f"{p1} and {p2} where they agree", ref.level)
+
+
 # ---------------------------------------------------------------------------------------------
 # Tables
 
@@ -189,7 +197,7 @@ def per_group(rows: list[src.Row], verdicts: dict[str, sc.Verdict], complete: se
     return "\n".join(lines)
 
 
-def latency(rows: list[src.Row], verdicts: dict[str, sc.Verdict]) -> str:
+def latency(rows: list[src.Row], verdicts: dict[str, sc.Verdict], layer_on: bool = True) -> str:
     lines = ["| messages | n | median words | p50 ms | p95 ms | max ms | not read by the layer |"]
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
     groups = {"all": rows, f">= {LONG_POST} words": []}
@@ -204,7 +212,7 @@ def latency(rows: list[src.Row], verdicts: dict[str, sc.Verdict]) -> str:
         words = statistics.median(v.words for v in vs)
         lines.append(
             f"| {name} | {len(vs)} | {words:.0f} | {statistics.median(ms):.0f} | {p95:.0f} "
-            f"| {ms[-1]:.0f} | {_pct(unread, len(vs))} |"
+            f"| {ms[-1]:.0f} | {_pct(unread, len(vs)) if layer_on else '-'} |"
         )
     return "\n".join(lines)
 
@@ -323,6 +331,8 @@ def measure(
         "",
     ]
     refs = [rough_map()] + [annotator(root, p, lv) for p, lv in labels.items()]
+    if len(labels) >= 2:
+        refs.append(consensus(root, labels))
     by_source: dict[str, list[src.Row]] = defaultdict(list)
     for r in rows:
         by_source[r.source].append(r)
@@ -352,7 +362,7 @@ def measure(
         out += [
             "Latency (this machine, `nice -n 19`, shared cores):",
             "",
-            latency(group, verdicts),
+            latency(group, verdicts, use_learned and safety.learned_available()),
             "",
         ]
     for ref in refs:
