@@ -249,7 +249,8 @@ def test_agreement_reports_kappa_and_refuses_a_bad_label_in_one_line(root, capsy
     assert "| **all** | 4 | 3/4 (75.0%) |" in text
     assert report.kappa(["a", "b"], ["a", "b"]) == 1.0
     # the screen is then measured against each annotator and against the levels both gave
-    text = report.measure(root, ["si_tweets"])
+    text = report.measure(root, ["si_tweets"], with_curve=True)
+    assert "## Trade-off curve against ann and bea where they agree" in text
     agreed = text.split("## Rates against ann and bea where they agree")[1]
     assert "| si_tweets | 3 |" in agreed.splitlines()[4]
     assert "## Rates against annotator ann" in text and "## Rates against annotator bea" in text

@@ -231,36 +231,38 @@ def curve(rows: list[src.Row], verdicts: dict[str, sc.Verdict], ref: Reference) 
         return "The learned layer is off: no thresholds to trade.", 0
     scored = [(r, verdicts[r.id], ref.level(r)) for r in rows if ref.level(r) is not None]
     mismatch = sum(sc.level_at(v, heads) != v.level for _, v, _ in scored)
-    everyday = [(v, lv) for r, v, lv in scored if src.SOURCES[r.source].kind == "everyday"]
-    risky = [(v, lv) for r, v, lv in scored if src.SOURCES[r.source].kind == "risk"]
+    kinds = [(v, lv, src.SOURCES[r.source].kind) for r, v, lv in scored]
     out = []
 
     def table(title: str, shifts, make, floor: str) -> None:
         out.append(f"**{title}**\n")
         out.append(
-            f"| shift | reference >= {floor} flagged >= {floor} (risk sources) "
-            f"| reference none flagged >= {floor} (risk sources) "
-            f"| everyday sources flagged >= {floor} | precision |"
+            f"| shift | reference >= {floor} flagged >= {floor} "
+            f"| reference none flagged >= {floor}: risk sources | ...: everyday sources "
+            f"| precision of >= {floor} |"
         )
         out.append("|---:|---:|---:|---:|---:|")
         for d in shifts:
             shift = make(d)
-            got = [(sc.level_at(v, heads, shift), lv) for v, lv in risky]
+            got = [(sc.level_at(v, heads, shift), lv, kind) for v, lv, kind in kinds]
+            hit = [(_at_least(g, floor), lv, kind) for g, lv, kind in got]
             rec = (
-                sum(_at_least(g, floor) for g, lv in got if _at_least(lv, floor)),
-                sum(_at_least(lv, floor) for _, lv in got),
+                sum(h for h, lv, _ in hit if _at_least(lv, floor)),
+                sum(_at_least(lv, floor) for _, lv, _ in hit),
             )
-            fa = (
-                sum(_at_least(g, floor) for g, lv in got if lv == "none"),
-                sum(lv == "none" for _, lv in got),
-            )
-            ev = [sc.level_at(v, heads, shift) for v, _ in everyday]
-            ev_fa = (sum(_at_least(g, floor) for g in ev), len(ev))
-            flagged = [lv for g, lv in got if _at_least(g, floor)] if rec[1] else []
+            fa = {
+                k: (
+                    sum(h for h, lv, kind in hit if lv == "none" and kind == k),
+                    sum(lv == "none" and kind == k for _, lv, kind in hit),
+                )
+                for k in ("risk", "everyday")
+            }
+            flagged = [lv for h, lv, _ in hit if h] if rec[1] else []
             prec = (sum(_at_least(lv, floor) for lv in flagged), len(flagged))
             mark = " (shipped)" if d == 0 and not shift.cap else ""
             out.append(
-                f"| {d:+.1f}{mark} | {_pct(*rec)} | {_pct(*fa)} | {_pct(*ev_fa)} | {_pct(*prec)} |"
+                f"| {d:+.1f}{mark} | {_pct(*rec)} | {_pct(*fa['risk'])} | {_pct(*fa['everyday'])} "
+                f"| {_pct(*prec)} |"
             )
         out.append("")
 
