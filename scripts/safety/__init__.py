@@ -5,4 +5,5 @@ the runtime screen is engine/safety/, and the labelled sets' floors are tests/sa
     .venv/bin/python -m scripts.safety.measure --split dev       # score the screen on a split
     .venv/bin/python -m scripts.safety.fit_classifier            # refit the learned layer's heads
     .venv/bin/python -m scripts.safety.tune_encoder              # tune its encoder (train extra)
+    .venv/bin/python -m scripts.safety.real measure              # on real messages (a local copy)
 """
