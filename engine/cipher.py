@@ -52,14 +52,16 @@ class Locked(StorageError):
 
 
 def is_encrypted(path: str | Path) -> bool:
-    """Whether the file at ``path`` is an encrypted history (False when it is plain, empty or
-    missing)."""
+    """Whether the file at ``path`` is an encrypted history: whole pages (a multiple of 512
+    bytes) that do not start with SQLite's header. False when it is plain, empty, missing, or
+    damaged past looking like either."""
     try:
         with open(path, "rb") as f:
             head = f.read(16)
+            size = os.fstat(f.fileno()).st_size
     except FileNotFoundError:
         return False
-    return len(head) == 16 and head != PLAIN_HEADER
+    return len(head) == 16 and head != PLAIN_HEADER and size % 512 == 0
 
 
 def check_passphrase(passphrase: str) -> str:
