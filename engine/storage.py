@@ -49,6 +49,12 @@ def passphrase_for(path: str | Path | None = None) -> str | None:
     return _unlocked.get(_key_of(path)) or os.environ.get(PASSPHRASE_ENV) or None
 
 
+def forget_passphrases() -> None:
+    """Forget every passphrase this process opened a history with (a new ``Store`` of an
+    encrypted history needs it given again)."""
+    _unlocked.clear()
+
+
 class Store:
     """All reads and writes of the history database. Thread-safe (one lock per store)."""
 

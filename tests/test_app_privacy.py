@@ -12,7 +12,7 @@ from app.privacy import WRONG, UnlockDialog
 from app.settings_dialog import SettingsDialog
 from engine.cipher import WrongPassphrase, is_encrypted
 from engine.data import PLAIN_EXPORT
-from engine.storage import Store, _unlocked
+from engine.storage import Store, forget_passphrases
 
 PASS = "correct horse battery"
 
@@ -24,9 +24,9 @@ def styled(qapp):
 
 @pytest.fixture(autouse=True)
 def forget_unlocked():
-    _unlocked.clear()
+    forget_passphrases()
     yield
-    _unlocked.clear()
+    forget_passphrases()
 
 
 def file_digest(path):
@@ -111,7 +111,7 @@ def test_the_unlock_dialog_refuses_a_wrong_passphrase_and_opens_the_history(qtbo
     store.add_message(cid, role="user", speaker="User", text="a private thought")
     store.encrypt(PASS)
     store.close()
-    _unlocked.clear()
+    forget_passphrases()
     path = mascot_home / "mascot.db"
     before = file_digest(path)
 
@@ -133,7 +133,7 @@ def test_the_app_takes_the_passphrase_from_the_environment(monkeypatch, mascot_h
     store = Store()
     store.encrypt(PASS)
     store.close()
-    _unlocked.clear()
+    forget_passphrases()
     monkeypatch.setenv("MASCOT_PASSPHRASE", "not the passphrase")
     with pytest.raises(WrongPassphrase):
         open_history(screenshot=True)

@@ -25,7 +25,7 @@ from engine.cipher import (
 )
 from engine.data import write_export
 from engine.errors import InputError
-from engine.storage import Store, _unlocked
+from engine.storage import Store, forget_passphrases
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "my sister Ylva hides the spare key under the blue flowerpot"
@@ -35,9 +35,9 @@ PASS = "correct horse battery"
 @pytest.fixture(autouse=True)
 def forget_unlocked():
     """Each test starts with no history unlocked in this process."""
-    _unlocked.clear()
+    forget_passphrases()
     yield
-    _unlocked.clear()
+    forget_passphrases()
 
 
 def fill(store, n=40):
@@ -126,7 +126,7 @@ def test_a_wrong_passphrase_is_one_line_and_changes_nothing(tmp_path):
     fill(store)
     store.encrypt(PASS)
     store.close()
-    _unlocked.clear()
+    forget_passphrases()
     files = digest(path)
 
     with pytest.raises(WrongPassphrase) as err:
@@ -168,14 +168,14 @@ def test_changing_and_removing_the_passphrase(tmp_path):
     store.change_passphrase(PASS, "a second passphrase")
     assert snapshot(store) == before
     store.close()
-    _unlocked.clear()
+    forget_passphrases()
     with pytest.raises(WrongPassphrase):
         Store(path, passphrase=PASS)
     store = Store(path, passphrase="a second passphrase")
     store.decrypt("a second passphrase")
     assert not is_encrypted(path) and snapshot(store) == before
     store.close()
-    _unlocked.clear()
+    forget_passphrases()
     plain = Store(path)  # no passphrase needed any more
     assert snapshot(plain) == before and plain.integrity_check() == "ok"
     plain.close()
@@ -191,7 +191,7 @@ def test_the_passphrase_from_the_environment_and_from_this_process(tmp_path, mon
     assert len(snapshot(other)["messages"]) == 40
     other.close()
     store.close()
-    _unlocked.clear()
+    forget_passphrases()
     monkeypatch.setenv("MASCOT_PASSPHRASE", PASS)
     assert len(snapshot(Store(path))["messages"]) == 40
 
@@ -323,7 +323,7 @@ def test_sigkill_while_decrypting_or_changing_the_passphrase(tmp_path, stop_at, 
     store = Store(path)
     store.encrypt(PASS)
     store.close()
-    _unlocked.clear()
+    forget_passphrases()
     for new, opens_with in ((None, None), ("a second passphrase", "a second passphrase")):
         state, _ = run_converter(path, PASS, new, stop_at, nth)
         assert state == "PAUSED"
@@ -337,7 +337,7 @@ def test_sigkill_while_decrypting_or_changing_the_passphrase(tmp_path, stop_at, 
             else:
                 store.change_passphrase(key, PASS)
         store.close()
-        _unlocked.clear()
+        forget_passphrases()
 
 
 # -- logs -----------------------------------------------------------------------------------------
