@@ -90,6 +90,17 @@ def _driver() -> Any:
     return sqlcipher3
 
 
+def sqlcipher_version() -> str | None:
+    """The SQLCipher library's version ("4.19.0 community"), or None when it is missing."""
+    if sqlcipher3 is None:
+        return None
+    conn = sqlcipher3.connect(":memory:")
+    try:
+        return str(conn.execute("PRAGMA cipher_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def _cipher_connect(path: Path, **kwargs: Any) -> Any:
     conn = _driver().connect(str(path), **kwargs)
     # SQLCipher writes its own errors to stderr (a wrong key: "hmac check failed"); the user

@@ -23,7 +23,8 @@ from engine.cipher import (
     sidecars,
     work_path,
 )
-from engine.data import write_export
+from engine.data import delete_all, write_export
+from engine.doctor import history_state
 from engine.errors import InputError
 from engine.storage import Store, forget_passphrases
 
@@ -206,6 +207,20 @@ def test_a_plain_export_of_an_encrypted_history_only_when_asked(tmp_path):
     assert write_export(store, tmp_path / "out.zip", plain=True) == 1
     assert (tmp_path / "out.zip").stat().st_size > 0
     store.close()
+
+
+def test_deleting_all_data_keeps_the_history_encrypted_and_diagnostics_say_so(mascot_home):
+    store = Store()
+    fill(store)
+    assert history_state().startswith("plain SQLite")
+    store.encrypt(PASS)
+    delete_all(store, delete_models=False)
+    assert is_encrypted(store.path) and store.conversations() == []
+    assert SECRET.encode() not in file_bytes(store.path)
+    assert history_state().startswith("encrypted")
+    store.close()
+    forget_passphrases()
+    assert Store(passphrase=PASS).integrity_check() == "ok"
 
 
 # -- killed during conversion ------------------------------------------------------------------
