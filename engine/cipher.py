@@ -15,6 +15,7 @@ overwritten with zeros before it is deleted.
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 from dataclasses import dataclass
@@ -27,6 +28,11 @@ try:  # the wheels ship SQLCipher built in; without them only plain histories op
     import sqlcipher3
 except ImportError:  # pragma: no cover - every supported install has it (pyproject.toml)
     sqlcipher3 = None
+
+try:  # POSIX advisory locks; on Windows an open file cannot be renamed over, which is enough
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 PLAIN_HEADER = b"SQLite format 3\x00"
 PASSPHRASE_ENV = "MASCOT_PASSPHRASE"
@@ -133,6 +139,64 @@ def connect(path: str | Path, passphrase: str | None, **kwargs: Any) -> Any:
     return conn
 
 
+# -- who has the history open --------------------------------------------------------------------
+
+IN_USE = "The history is open in another Mascot window or command; close it and try again."
+
+
+def lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+class Held:
+    """A lock on the history's lock file; ``close`` (or dropping it) lets go."""
+
+    def __init__(self, fd: int):
+        self.fd: int | None = fd
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases its flock
+            self.fd = None
+
+    def __del__(self) -> None:  # a store nobody closed lets go when it is collected
+        self.close()
+
+
+def _lock_fd(path: Path) -> int:
+    try:
+        return os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise StorageError(
+            f"{path}: the history cannot be opened ({e.strerror}); check the data folder."
+        ) from None
+
+
+def hold_open(path: str | Path) -> Held | None:
+    """A shared lock on the history's lock file, held for as long as a store has it open.
+    Waits while a conversion runs, then the store opens the new file."""
+    if fcntl is None:
+        return None
+    fd = _lock_fd(Path(path))
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return Held(fd)
+
+
+def hold_alone(path: Path) -> Held | None:
+    """The lock exclusively, for a conversion: ``StorageError`` when anything else (another
+    process, or another store in this one) has the history open."""
+    if fcntl is None:
+        return None
+    gc.collect()  # a store nobody refers to any more lets go of its lock here
+    fd = _lock_fd(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise StorageError(IN_USE) from None
+    return Held(fd)
+
+
 # -- converting in place ----------------------------------------------------------------------
 
 
@@ -231,32 +295,45 @@ def convert(
             f"{path} is {'encrypted' if is_encrypted(path) else 'not encrypted'}; "
             "reopen Mascot and try again."
         )
+    alone = hold_alone(path)
+    try:
+        return _convert(path, old, new, step)
+    finally:
+        if alone is not None:
+            alone.close()
+
+
+def _convert(path: Path, old: str | None, new: str | None, step: Step) -> Conversion:
     clean_leftovers(path)
     tmp = work_path(path)
     src = connect(path, old) if old is not None else _cipher_connect(path)
     try:
-        step("start")
-        # the whole database into the main file, and no WAL left to pair with the new one
-        src.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        mode = src.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
-        if str(mode).lower() != "delete":
-            raise StorageError(
-                "The history is open in another Mascot window or command; close it and try again."
+        try:
+            step("start")
+            # the whole database into the main file, and no WAL left to pair with the new one
+            src.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            mode = src.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+            if str(mode).lower() != "delete":
+                raise StorageError(IN_USE)
+            before = _counts(src)
+            src.set_progress_handler(lambda: step("copying") or 0, 500)
+            src.execute(
+                "ATTACH DATABASE ? AS converted KEY ?", [str(tmp), "" if new is None else new]
             )
-        before = _counts(src)
-        src.set_progress_handler(lambda: step("copying") or 0, 500)
-        src.execute("ATTACH DATABASE ? AS converted KEY ?", [str(tmp), "" if new is None else new])
-        src.execute("select sqlcipher_export('converted')")
-        src.set_progress_handler(None, 0)
-        after = _counts(src, "converted")
-        src.execute("DETACH DATABASE converted")
+            src.execute("select sqlcipher_export('converted')")
+            src.set_progress_handler(None, 0)
+            after = _counts(src, "converted")
+            src.execute("DETACH DATABASE converted")
+        finally:
+            src.close()
     except DB_ERRORS as e:
-        src.close()
         clean_leftovers(path)
         raise StorageError(
             f"{path}: the history could not be converted ({e}); it is unchanged."
         ) from None
-    src.close()
+    except BaseException:
+        clean_leftovers(path)
+        raise
     step("copied")
     _fsync(tmp)
     try:
@@ -276,16 +353,24 @@ def convert(
     step("verified")
     for p in sidecars(path):  # the old database's, empty now: they must not meet the new one
         p.unlink(missing_ok=True)
-    plain_before = old is None
-    if plain_before:
-        os.link(path, old_path(path))
-    os.replace(tmp, path)
+    linked = False
+    if old is None:  # keep the plain file's blocks reachable, to overwrite them after the rename
+        try:
+            os.link(path, old_path(path))
+            linked = True
+        except OSError:  # a file system without hard links (FAT): docs/privacy.md says so
+            pass
+    try:
+        os.replace(tmp, path)
+    except OSError:  # Windows: another program has the file open
+        clean_leftovers(path)
+        raise StorageError(IN_USE) from None
     try:
         _fsync(path.parent)  # the rename itself on disk (POSIX; Windows cannot open a folder)
     except OSError:
         pass
     step("replaced")
-    if plain_before:
+    if linked:
         shred(old_path(path))
     step("done")
     return Conversion(tables=len(before), rows=sum(before.values()))

@@ -26,6 +26,7 @@ from engine.cipher import (
     clean_leftovers,
     connect,
     convert,
+    hold_open,
     is_encrypted,
     wrong_passphrase,
 )
@@ -65,7 +66,17 @@ class Store:
         is given."""
         self.path = Path(path) if path else db_path()
         self._lock = threading.RLock()
+        # held while open: a conversion refuses while another store has the history open, and
+        # an open waits while a conversion runs
+        self._held = hold_open(self.path)
         clean_leftovers(self.path)  # of a conversion that was stopped midway
+        try:
+            self._open(self._key_for(passphrase))
+        except BaseException:
+            self._let_go()
+            raise
+
+    def _key_for(self, passphrase: str | None) -> str | None:
         if is_encrypted(self.path):
             key = passphrase or passphrase_for(self.path)
             if not key:
@@ -77,7 +88,12 @@ class Store:
             key = None  # a plain history stays plain until the user encrypts it
         else:
             key = passphrase
-        self._open(key)
+        return key
+
+    def _let_go(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     def _open(self, key: str | None) -> None:
         # sqlite-utils imports pandas and numpy when they are installed (slow), so it is
@@ -120,11 +136,14 @@ class Store:
         conversion failed, so the store keeps working either way)."""
         with self._lock:
             self.db.conn.close()
+            self._let_go()
             try:
                 done = convert(self.path, old, new, on_step)
             except BaseException:
+                self._held = hold_open(self.path)
                 self._open(old)
                 raise
+            self._held = hold_open(self.path)
             self._open(new)
             return done
 
@@ -152,6 +171,7 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self.db.conn.close()
+            self._let_go()
 
     def integrity_check(self) -> str:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0]

@@ -176,6 +176,7 @@ def model_rounds(plain: Path, encrypted: Path, n: int) -> dict:
             list(chats[k].send(text, threading.Event()))
             if i:
                 times[k].append(time.perf_counter() - t)
+            say(f"round {i} encryption {k}: {time.perf_counter() - t:.1f} s")
     for s in stores.values():
         s.close()
     return {

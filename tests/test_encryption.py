@@ -25,7 +25,7 @@ from engine.cipher import (
 )
 from engine.data import delete_all, write_export
 from engine.doctor import history_state
-from engine.errors import InputError
+from engine.errors import InputError, StorageError
 from engine.storage import Store, forget_passphrases
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -448,3 +448,20 @@ def test_the_cli_encrypts_asks_for_the_passphrase_and_refuses_a_wrong_one(mascot
     assert not is_encrypted(path)
     r = mascot("history", "list", home=mascot_home)
     assert r.returncode == 0 and "Evening chat" in r.stdout
+
+
+def test_no_conversion_while_another_store_has_the_history_open(tmp_path):
+    path = tmp_path / "mascot.db"
+    first = Store(path)
+    fill(first, 4)
+    second = Store(path)  # another window or `mascot` command
+    with pytest.raises(StorageError) as err:
+        second.encrypt(PASS)
+    assert "open in another Mascot window or command" in str(err.value)
+    assert not is_encrypted(path)
+    first.add_memory("support", "Still writable.", source="user")
+    assert "Still writable." in [f["text"] for f in second.memories()]
+    first.close()
+    second.encrypt(PASS)  # alone now
+    assert is_encrypted(path) and len(snapshot(second)["messages"]) == 4
+    second.close()
