@@ -24,10 +24,13 @@ import sys
 from typing import Any
 
 from app.platform_check import check_display
+from engine.cipher import WrongPassphrase, is_encrypted
 from engine.errors import InputError, MascotError, ModelError
 from engine.llm.check import LlamaUnusable, ensure_llama_works, probe_main
 from engine.models.registry import bundled_model_path
+from engine.paths import db_path
 from engine.persona_files import load_set
+from engine.storage import Store, passphrase_for
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,7 +135,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"mascot-app: {unusable}", file=sys.stderr)
         return 1
 
-    window = MainWindow(notifier=notifier)
+    store = open_history(screenshot=bool(args.screenshot))
+    if store is False:
+        return 0  # the user quit at the unlock dialog
+    window = MainWindow(notifier=notifier, store=store or None)
     if args.group:
         window.session.new_conversation(args.group)
     if size:
@@ -144,6 +150,26 @@ def run(args: argparse.Namespace) -> int:
         window.send(args.say)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal quits
     return app.exec()
+
+
+def open_history(screenshot: bool = False) -> Any:
+    """The history store when it is encrypted (None when it is plain: the window opens it):
+    with ``MASCOT_PASSPHRASE``, else the passphrase typed in the unlock dialog (False when the
+    user quits there). ``--screenshot`` runs take the variable only."""
+    path = db_path()
+    if not is_encrypted(path):
+        return None
+    if passphrase_for(path):
+        try:
+            return Store(path)
+        except WrongPassphrase:
+            if screenshot:
+                raise
+    elif screenshot:
+        return Store(path)  # Locked: one line that names MASCOT_PASSPHRASE
+    from app.privacy import unlock  # Qt, as above
+
+    return unlock(path) or False
 
 
 def _llama_problem() -> str | None:

@@ -19,6 +19,7 @@ from engine.chat.backends import default_backend_factory
 from engine.chat.events import Event
 from engine.chat.group import GroupChat
 from engine.chat.settings import ChatSettings
+from engine.cipher import Conversion
 from engine.data import delete_all
 from engine.errors import InputError, MascotError
 from engine.llm.backend import Backend
@@ -217,6 +218,27 @@ class ChatSession(MemoryActions, GroupActions, QObject):
             self.chat = None
             self.settings.last_conversation = None
             self.start()
+
+    def set_passphrase(self, old: str | None, new: str | None) -> Conversion:
+        """Encrypt the history (``old`` None), change its passphrase, or store it plain again
+        (``new`` None), in place (engine/cipher.py). Not while a job writes to it."""
+        if self._job is not None or self._voices_job is not None:
+            raise InputError(
+                "Wait until the companions have finished (or press Stop), then try again."
+            )
+        self._stop_warm()
+        if old is None and new is not None:
+            done = self.store.encrypt(new)
+            self.info.emit("Your history is encrypted; Mascot asks for the passphrase at start.")
+        elif old is not None and new is None:
+            done = self.store.decrypt(old)
+            self.info.emit("Your history is stored as a plain file again.")
+        elif old is not None and new is not None:
+            done = self.store.change_passphrase(old, new)
+            self.info.emit("The passphrase of your history is changed.")
+        else:
+            raise InputError("Give a passphrase to encrypt the history with.")
+        return done
 
     def delete_all_data(self, delete_models: bool = True) -> None:
         self._halt()

@@ -34,6 +34,7 @@ from engine.paths import assets_dir, user_dir
 
 from . import widgets
 from .config import CONTEXT_SIZES, HISTORY_SIZES, AppSettings
+from .privacy import ENCRYPTED_NOTE, PLAIN_NOTE, PassphraseDialog
 from .session import ChatSession
 
 
@@ -156,6 +157,25 @@ class SettingsDialog(QDialog):
         yf.addRow("Your name", self.user_name)
         yf.addRow("Crisis resources for", self.region)
 
+        privacy = QGroupBox("Privacy")
+        pv = QVBoxLayout(privacy)
+        self.privacy_note = self._hint("")
+        pv.addWidget(self.privacy_note)
+        row = QHBoxLayout()
+        self.encrypt_button = QPushButton("Encrypt my history…")
+        self.encrypt_button.setObjectName("Primary")
+        self.encrypt_button.clicked.connect(lambda: self.passphrase_dialog("encrypt"))
+        self.change_button = QPushButton("Change passphrase…")
+        self.change_button.clicked.connect(lambda: self.passphrase_dialog("change"))
+        self.remove_button = QPushButton("Remove encryption…")
+        self.remove_button.setObjectName("Danger")
+        self.remove_button.clicked.connect(lambda: self.passphrase_dialog("remove"))
+        for b in (self.encrypt_button, self.change_button, self.remove_button):
+            row.addWidget(b)
+        row.addStretch(1)
+        pv.addLayout(row)
+        self._show_privacy()
+
         box = QGroupBox("Your data")
         df = QVBoxLayout(box)
         where = QHBoxLayout()
@@ -190,7 +210,7 @@ class SettingsDialog(QDialog):
         self.status.setObjectName("Subtle")
         df.addWidget(self.status)
 
-        for w in (perf, companions, replies, you, box):
+        for w in (perf, companions, replies, you, privacy, box):
             lay.addWidget(w)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
@@ -230,15 +250,42 @@ class SettingsDialog(QDialog):
         self.session.apply_settings(self.values())
         super().accept()
 
+    # -- privacy -----------------------------------------------------------------------------------
+    def _show_privacy(self) -> None:
+        on = self.session.store.encrypted
+        self.privacy_note.setText(ENCRYPTED_NOTE if on else PLAIN_NOTE)
+        self.encrypt_button.setVisible(not on)
+        self.change_button.setVisible(on)
+        self.remove_button.setVisible(on)
+
+    def passphrase_dialog(self, mode: str) -> PassphraseDialog:
+        """Open the passphrase dialog for ``mode`` ("encrypt", "change", "remove"); returns it
+        (tests drive it)."""
+        dialog = PassphraseDialog(mode, self.session.set_passphrase, self)
+        dialog.finished.connect(lambda _result: self._show_privacy())
+        dialog.open()
+        return dialog
+
     # -- data --------------------------------------------------------------------------------------
     def export_dialog(self) -> None:
+        plain = self.session.store.encrypted
+        if plain and not widgets.ask(
+            self,
+            "Export as plain files",
+            "Your history is encrypted, but the export is a plain zip that anyone who has it "
+            "can read. Export it anyway?",
+            "Export as plain files",
+        ):
+            return
         folder = QFileDialog.getExistingDirectory(self, "Export all data to folder")
         if folder:
-            self.export_to(folder)
+            self.export_to(folder, plain=plain)
 
-    def export_to(self, folder: str) -> str | None:
+    def export_to(self, folder: str, plain: bool = False) -> str | None:
+        """Export everything to a zip in ``folder``; from an encrypted history only when the
+        user said a plain export is what they want (``plain``)."""
         try:
-            path = export_all(self.session.store, folder)
+            path = export_all(self.session.store, folder, plain=plain)
         except (OSError, MascotError) as e:
             message = f"Export failed: {e}"
             self.status.setText(message)

@@ -24,13 +24,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.data import check_plain_export
 from engine.errors import MascotError
 from engine.models.registry import BUNDLED_NAME
 from engine.persona_files import list_sets
 from engine.safety import DISCLOSURE, SCREENING_NOTE, SCREENING_NOTE_BY_LANG
 from engine.storage import Store
 
-from . import avatars, icons, theme
+from . import avatars, icons, theme, widgets
 from .chat_view import ChatView
 from .composer import Composer
 from .config import AppSettings
@@ -432,17 +433,27 @@ class MainWindow(CardDropTarget, QMainWindow):
         if cid is None:
             return
         title = self.session.store.conversation(cid)["title"]
+        plain = self.session.store.encrypted
+        if plain and not widgets.ask(
+            self,
+            "Export as a plain file",
+            "Your history is encrypted, but the exported conversation is a plain file that "
+            "anyone who has it can read. Export it anyway?",
+            "Export as a plain file",
+        ):
+            return
         path, chosen = QFileDialog.getSaveFileName(
             self, "Export conversation", f"{title}.md", "Markdown (*.md);;JSON (*.json)"
         )
         if path:
-            self.export_conversation_to(cid, path)
+            self.export_conversation_to(cid, path, plain=plain)
 
-    def export_conversation_to(self, cid: int, path: str) -> None:
+    def export_conversation_to(self, cid: int, path: str, plain: bool = False) -> None:
         import json
 
         store = self.session.store
         try:
+            check_plain_export(store, plain)
             text = (
                 json.dumps(store.export_json(cid), indent=2, ensure_ascii=False, default=str)
                 if path.lower().endswith(".json")

@@ -11,25 +11,41 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.errors import InputError
 from engine.paths import user_dir
+
+PLAIN_EXPORT = (
+    "Your history is encrypted, and an export is plain files that anyone with them can read; "
+    "ask for a plain export to go ahead."
+)
+
+
+def check_plain_export(store: Any, plain: bool) -> None:
+    """An encrypted history leaves the database as plain text only when the user asked for it:
+    ``InputError`` otherwise (the CLI's ``--plain``, the app's confirmation)."""
+    if getattr(store, "encrypted", False) and not plain:
+        raise InputError(PLAIN_EXPORT)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "conversation"
 
 
-def export_all(store: Any, folder: str | Path) -> Path:
+def export_all(store: Any, folder: str | Path, *, plain: bool = False) -> Path:
     """``write_export`` into ``mascot-export-<date>.zip`` in ``folder``. Returns the zip's path."""
+    check_plain_export(store, plain)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"mascot-export-{datetime.now():%Y%m%d-%H%M%S}.zip"
-    write_export(store, target)
+    write_export(store, target, plain=plain)
     return target
 
 
-def write_export(store: Any, target: str | Path) -> int:
+def write_export(store: Any, target: str | Path, *, plain: bool = False) -> int:
     """Write every conversation (Markdown and JSON), the imported personas, the remembered facts,
-    the groups' lorebooks and the model list into the zip ``target``. Returns the conversations written."""
+    the groups' lorebooks and the model list into the zip ``target``. Returns the conversations
+    written. From an encrypted history only with ``plain`` (``check_plain_export``)."""
+    check_plain_export(store, plain)
     personas = user_dir() / "personas"
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as z:
         count = 0

@@ -10,10 +10,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from engine.cipher import is_encrypted, sqlcipher_version
 from engine.llm import check as llama_check
 from engine.models.registry import ModelRegistry, bundled_model_path
 from engine.models.voices import ensure_voices, shipped_adapter
-from engine.paths import user_dir
+from engine.paths import db_path, user_dir
 from engine.storage import Store
 
 # CPU flags worth naming in a report (the kernels llama.cpp may use).
@@ -123,6 +124,7 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
         add("Free disk", f"{_size(disk.free)} of {_size(disk.total)}")
     except Exception as e:  # noqa: BLE001
         add("Data folder", f"unavailable ({e})")
+    add("History", history_state())
     mem = _memory()
     add("RAM", f"{_size(mem[1])} available of {_size(mem[0])}" if mem else "unknown")
     try:
@@ -168,3 +170,12 @@ def render(rows: list[tuple[str, str]]) -> str:
 
 def text(**kwargs: Any) -> str:
     return render(report(**kwargs))
+
+
+def history_state() -> str:
+    """Whether the history is encrypted, and the SQLCipher this install would use."""
+    try:
+        state = "encrypted" if is_encrypted(db_path()) else "plain SQLite"
+    except OSError as e:
+        state = f"unreadable ({e})"
+    return f"{state}; SQLCipher {sqlcipher_version() or 'missing: no encryption'}"

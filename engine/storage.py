@@ -4,43 +4,164 @@ One database file in the user data folder (``MASCOT_HOME`` overrides it). WAL mo
 ``secure_delete`` so deleted conversations are overwritten, not just unlinked. Schema changes are
 append-only numbered migrations recorded by name in the ``_migrations`` table. Each finished
 message is committed in its own transaction, so a crash loses at most the message being streamed.
+The user may encrypt the file with a passphrase (SQLCipher, engine/cipher.py); an encrypted
+history opens with the passphrase given, the one this process opened it with before, or
+``MASCOT_PASSPHRASE``.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
+import os
 import threading
 from pathlib import Path
 from typing import Any, Iterator
 
+from engine.cipher import (
+    DB_ERRORS,
+    PASSPHRASE_ENV,
+    Conversion,
+    Locked,
+    Step,
+    clean_leftovers,
+    connect,
+    convert,
+    hold_open,
+    is_encrypted,
+    wrong_passphrase,
+)
 from engine.errors import NotFound, StorageError
 from engine.migrations import MIGRATIONS, apply_migrations, now
 from engine.paths import db_path
+
+# passphrases of the encrypted histories this process has opened, by file: the app asks once at
+# start, and the stores that its dialogs and checks open later find the history unlocked
+_unlocked: dict[str, str] = {}
+
+
+def _key_of(path: Path) -> str:
+    return str(path.resolve())
+
+
+def passphrase_for(path: str | Path | None = None) -> str | None:
+    """The passphrase a new ``Store`` of ``path`` (default: the history) would use: the one this
+    process opened it with, else ``MASCOT_PASSPHRASE``, else None."""
+    path = Path(path) if path else db_path()
+    return _unlocked.get(_key_of(path)) or os.environ.get(PASSPHRASE_ENV) or None
+
+
+def forget_passphrases() -> None:
+    """Forget every passphrase this process opened a history with (a new ``Store`` of an
+    encrypted history needs it given again)."""
+    _unlocked.clear()
 
 
 class Store:
     """All reads and writes of the history database. Thread-safe (one lock per store)."""
 
-    def __init__(self, path: str | Path | None = None):
+    def __init__(self, path: str | Path | None = None, passphrase: str | None = None):
+        """Open (or create) the history. An encrypted one needs its passphrase: ``passphrase``,
+        or ``passphrase_for``'s; a missing one raises ``Locked``, a wrong one
+        ``WrongPassphrase`` (nothing is written). A new file is encrypted when ``passphrase``
+        is given."""
         self.path = Path(path) if path else db_path()
         self._lock = threading.RLock()
+        # held while open: a conversion refuses while another store has the history open, and
+        # an open waits while a conversion runs
+        self._held = hold_open(self.path)
+        clean_leftovers(self.path)  # of a conversion that was stopped midway
+        try:
+            self._open(self._key_for(passphrase))
+        except BaseException:
+            self._let_go()
+            raise
+
+    def _key_for(self, passphrase: str | None) -> str | None:
+        if is_encrypted(self.path):
+            key = passphrase or passphrase_for(self.path)
+            if not key:
+                raise Locked(
+                    f"The history in {self.path} is encrypted; type its passphrase when asked, "
+                    f"or set {PASSPHRASE_ENV}."
+                )
+        elif self.path.exists() and self.path.stat().st_size > 0:
+            key = None  # a plain history stays plain until the user encrypts it
+        else:
+            key = passphrase
+        return key
+
+    def _let_go(self) -> None:
+        if self._held is not None:
+            self._held.close()
+            self._held = None
+
+    def _open(self, key: str | None) -> None:
         # sqlite-utils imports pandas and numpy when they are installed (slow), so it is
         # imported where a database opens, not when the terminal commands start
         import sqlite_utils
 
+        conn = None
         try:
-            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=10)
+            conn = connect(self.path, key, check_same_thread=False, timeout=10)
             self.db = sqlite_utils.Database(conn)
             self.db.execute("PRAGMA secure_delete=ON")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.enable_wal()
             self.migrate()
-        except sqlite3.DatabaseError as e:
+        except DB_ERRORS as e:
+            if conn is not None:
+                conn.close()
             raise StorageError(
                 f"{self.path}: the history database cannot be opened ({e}); "
                 "move the file away to start a fresh history."
             ) from None
+        self._key = key
+        if key is not None:
+            _unlocked[_key_of(self.path)] = key
+        else:
+            _unlocked.pop(_key_of(self.path), None)
+
+    # -- encryption at rest (engine/cipher.py) ------------------------------------------------
+    @property
+    def encrypted(self) -> bool:
+        return self._key is not None
+
+    def check(self, passphrase: str) -> None:
+        """Raise ``WrongPassphrase`` unless ``passphrase`` is the one the history is open with."""
+        if self._key is None or passphrase != self._key:
+            raise wrong_passphrase(self.path)
+
+    def _convert(self, old: str | None, new: str | None, on_step: Step | None) -> Conversion:
+        """Close, convert the file in place, and open it again (with the old key if the
+        conversion failed, so the store keeps working either way)."""
+        with self._lock:
+            self.db.conn.close()
+            self._let_go()
+            try:
+                done = convert(self.path, old, new, on_step)
+            except BaseException:
+                self._held = hold_open(self.path)
+                self._open(old)
+                raise
+            self._held = hold_open(self.path)
+            self._open(new)
+            return done
+
+    def encrypt(self, passphrase: str, on_step: Step | None = None) -> Conversion:
+        """Encrypt the plain history in place with ``passphrase``."""
+        if self.encrypted:
+            raise StorageError("The history is encrypted already; change its passphrase instead.")
+        return self._convert(None, passphrase, on_step)
+
+    def change_passphrase(self, old: str, new: str, on_step: Step | None = None) -> Conversion:
+        """Encrypt the history again with ``new``; ``old`` must be the current passphrase."""
+        self.check(old)
+        return self._convert(old, new, on_step)
+
+    def decrypt(self, passphrase: str, on_step: Step | None = None) -> Conversion:
+        """Store the history as a plain file again; ``passphrase`` must be the current one."""
+        self.check(passphrase)
+        return self._convert(passphrase, None, on_step)
 
     # -- migrations ---------------------------------------------------------------------------
     def migrate(self) -> list[str]:
@@ -50,6 +171,7 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self.db.conn.close()
+            self._let_go()
 
     def integrity_check(self) -> str:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0]

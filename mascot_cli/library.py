@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from engine.card_files import export_card
+from engine.cipher import NO_RECOVERY, PASSPHRASE_ENV, Conversion, check_passphrase
 from engine.data import delete_all, write_export
 from engine.doctor import text as doctor_text
 from engine.errors import InputError, MascotError
@@ -18,7 +19,8 @@ from engine.models.hub import download_gguf
 from engine.models.registry import ModelRegistry
 from engine.paths import user_dir
 from engine.persona_files import list_sets, load_set, load_set_file, save_user_set
-from mascot_cli.common import open_store
+from engine.storage import passphrase_for
+from mascot_cli.common import ask_secret, open_store
 
 
 @click.group()
@@ -314,8 +316,18 @@ def history_list(search: str) -> None:
 @click.option(
     "--out", "-o", type=click.Path(path_type=Path), default=None, help="File (default: stdout)."
 )
-def history_export(conversation_id: int, fmt: str, out: Path | None) -> None:
+@click.option(
+    "--plain",
+    is_flag=True,
+    help="Export from an encrypted history anyway: the output is plain text.",
+)
+def history_export(conversation_id: int, fmt: str, out: Path | None, plain: bool) -> None:
     store = open_store()
+    if store.encrypted and not plain:
+        raise InputError(
+            "Your history is encrypted, and the export would be plain text; "
+            "add --plain to export it anyway."
+        )
     text = (
         store.export_markdown(conversation_id)
         if fmt == "md"
@@ -351,12 +363,23 @@ def data() -> None:
 
 @data.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
-def data_export(out: Path) -> None:
+@click.option(
+    "--plain",
+    is_flag=True,
+    help="Export an encrypted history anyway: the zip is plain text anyone can read.",
+)
+def data_export(out: Path, plain: bool) -> None:
     """Write every conversation (JSON + Markdown), imported personas, remembered facts, the groups'
     lorebooks and the model list to a .zip (the same export as the app's)."""
     if out.suffix.lower() != ".zip":
         raise InputError("Give a .zip file name for the export, e.g. mascot-data.zip.")
-    count = write_export(open_store(), out)
+    store = open_store()
+    if store.encrypted and not plain:
+        raise InputError(
+            "Your history is encrypted, and the zip would be plain text anyone can read; "
+            "add --plain to export it anyway."
+        )
+    count = write_export(store, out, plain=plain)
     click.echo(f"Wrote {count} conversation(s) to {out}")
 
 
@@ -373,3 +396,64 @@ def data_delete(yes: bool) -> None:
 
 
 # -- entry point ---------------------------------------------------------------------------------
+
+
+# -- encryption at rest (engine/cipher.py) ---------------------------------------------------------
+
+
+def _new_passphrase() -> str:
+    new = check_passphrase(ask_secret("New passphrase"))
+    if ask_secret("The same passphrase again") != new:
+        raise InputError("The two passphrases differ; nothing was changed. Try again.")
+    return new
+
+
+def _done(what: str, done: Conversion, seconds: float) -> None:
+    click.echo(f"{what} ({done.rows:,} rows in {done.tables} tables, {seconds:.1f} s).")
+
+
+@data.command("encrypt")
+def data_encrypt() -> None:
+    """Encrypt the history on this computer with a passphrase (asked twice)."""
+    store = open_store()
+    if store.encrypted:
+        raise InputError(
+            "Your history is encrypted already; `mascot data passphrase` changes the passphrase."
+        )
+    click.echo(NO_RECOVERY)
+    new = _new_passphrase()
+    start = time.perf_counter()
+    done = store.encrypt(new)
+    _done("Your history is encrypted", done, time.perf_counter() - start)
+    click.echo(f"Mascot asks for the passphrase when it starts ({PASSPHRASE_ENV} for scripts).")
+
+
+@data.command("passphrase")
+def data_passphrase() -> None:
+    """Change the passphrase of the encrypted history (the current one first)."""
+    store = open_store()
+    if not store.encrypted:
+        raise InputError("Your history is not encrypted; `mascot data encrypt` encrypts it.")
+    old = passphrase_for(store.path) or ""
+    click.echo(NO_RECOVERY)
+    new = _new_passphrase()
+    start = time.perf_counter()
+    done = store.change_passphrase(old, new)
+    _done("The passphrase is changed", done, time.perf_counter() - start)
+
+
+@data.command("decrypt")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def data_decrypt(yes: bool) -> None:
+    """Store the history as a plain file again (anyone with this computer can read it then)."""
+    store = open_store()
+    if not store.encrypted:
+        raise InputError("Your history is not encrypted; there is nothing to decrypt.")
+    if not yes and not click.confirm(
+        "Store your history unencrypted, readable by anyone with this computer?"
+    ):
+        click.echo("Nothing changed.")
+        return
+    start = time.perf_counter()
+    done = store.decrypt(passphrase_for(store.path) or "")
+    _done("Your history is a plain file again", done, time.perf_counter() - start)

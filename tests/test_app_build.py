@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from test_app_main import check_png, fast_settings
 
+from engine.storage import Store, forget_passphrases
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -83,6 +85,33 @@ def test_frozen_app_builds_and_takes_a_screenshot(tmp_path, mascot_home):
         "source": "learned",
         "learned_available": True,
     }
+    # the bundle carries SQLCipher: an encrypted history opens with its passphrase, and
+    # without it the frozen app says in one line how to give it
+    store = Store(mascot_home / "mascot.db")
+    store.encrypt("bundle passphrase")
+    store.close()
+    forget_passphrases()
+    locked = subprocess.run(
+        [str(exe), "--screenshot", str(tmp_path / "locked.png")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert locked.returncode == 1 and "MASCOT_PASSPHRASE" in locked.stderr
+    assert locked.stderr.count("\n") == 1
+    out = tmp_path / "encrypted.png"
+    r = subprocess.run(
+        [str(exe), "--screenshot", str(out)],
+        cwd=tmp_path,
+        env={**env, "MASCOT_PASSPHRASE": "bundle passphrase"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    check_png(out)
     shutil.rmtree(work, ignore_errors=True)
 
 
