@@ -128,23 +128,28 @@ def report(*, verify_models: bool = True, probe: bool = True) -> list[tuple[str,
     mem = _memory()
     add("RAM", f"{_size(mem[1])} available of {_size(mem[0])}" if mem else "unknown")
     try:
-        store = Store()
+        store = Store()  # one open for both rows: an encrypted history stretches its key each time
+    except Exception as e:  # noqa: BLE001 - report rows, never a crash
+        add("Voices model", f"unavailable ({e})")
+        add("Models", f"unavailable ({e})")
+        return rows
+    try:
         try:
             add("Voices model", voices_row(store))
-        finally:
-            store.close()
-    except Exception as e:  # noqa: BLE001 - a report row, never a crash
-        add("Voices model", f"unavailable ({e})")
-    try:
-        reg = ModelRegistry(Store())
-        for m in reg.list():
-            line = f"{m.path} ({_size(m.size or 0)}, {m.quantization or '?'})"
-            if verify_models:
-                ok, msg = reg.verify(m.name)
-                line += "; sha256 OK" if ok else f"; PROBLEM: {msg}"
-            add(f"Model {m.name}", line)
-    except Exception as e:  # noqa: BLE001
-        add("Models", f"unavailable ({e})")
+        except Exception as e:  # noqa: BLE001 - a report row, never a crash
+            add("Voices model", f"unavailable ({e})")
+        try:
+            reg = ModelRegistry(store)
+            for m in reg.list():
+                line = f"{m.path} ({_size(m.size or 0)}, {m.quantization or '?'})"
+                if verify_models:
+                    ok, msg = reg.verify(m.name)
+                    line += "; sha256 OK" if ok else f"; PROBLEM: {msg}"
+                add(f"Model {m.name}", line)
+        except Exception as e:  # noqa: BLE001
+            add("Models", f"unavailable ({e})")
+    finally:
+        store.close()
     return rows
 
 
